@@ -1,0 +1,1 @@
+from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField, parse_binary_tree

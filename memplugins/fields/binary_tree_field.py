@@ -1,0 +1,139 @@
+"""
+A binary tree over the tokens of a sentence, batched so that a tree encoder can process every node of one height,
+across the whole batch, with one set of matrix multiplications.
+
+Node numbering, for a sentence of n tokens (the leaves, left to right):
+
+* nodes `0 .. n-1` are the leaves, i.e. token positions of the sentence's `TextField`;
+* nodes `n .. 2n-2` are the n-1 internal nodes in post-order (children before their parent), so the root is
+  the last node. A one-token sentence has no internal node; its root is leaf 0.
+
+In a batch, sentences are padded to `max_leaves` tokens, so `BinaryTreeField.as_tensor` renumbers internal node
+`n + j` to `max_leaves + j`. A model concatenates its leaf states `(batch, max_leaves, d)` and internal states
+`(batch, max_internal, d)` into one node buffer, and every index in the tensors below points into it.
+
+Tensors (`as_tensor`, batched by `batch_tensors` to a leading batch dimension):
+
+* `children`: `LongTensor (max_internal, 2)`: left and right child of each internal node (0 for padding).
+* `heights`: `LongTensor (max_internal,)`: 1 + the larger child height (leaves have height 0; padding 0).
+  Nodes of equal height never depend on each other, so an encoder loops over heights 1..max, not over nodes.
+* `mask`: `BoolTensor (max_internal,)`: which internal nodes exist.
+* `root`: `LongTensor ()`: the root's index in the node buffer.
+
+The leaves must be exactly the tokens of the sentence's `TextField` (no added start/end tokens); `snli_parsed`
+guarantees this by taking the tokens from the parse when it adds trees.
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import torch
+
+from allennlp.data.fields import Field
+
+# Penn Treebank escapes used in SNLI's parses, turned back into the characters GloVe and tokenizers see.
+PTB_UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
+
+
+@dataclass
+class BinaryTree:
+    """Leaves (token strings) and internal nodes as (left, right) node indices in post-order (see module doc)."""
+
+    leaves: List[str]
+    children: List[Tuple[int, int]]
+
+    def heights(self) -> List[int]:
+        n = len(self.leaves)
+        height = [0] * (n + len(self.children))
+        for j, (left, right) in enumerate(self.children):
+            height[n + j] = 1 + max(height[left], height[right])
+        return height[n:]
+
+
+def parse_binary_tree(text: str) -> BinaryTree:
+    """
+    Parses a bracketed binary parse such as SNLI's `sentence1_binary_parse`:
+    `"( ( Two women ) ( ( are ( embracing ... ) ) . ) )"`. Brackets are `(` / `)` tokens separated by spaces;
+    every other token is a leaf (PTB escapes like `-LRB-` are unescaped). A bracket around a single item is
+    transparent. Raises `ValueError` for unbalanced brackets, an empty tree or a node with more than two children.
+    """
+    leaves: List[str] = []
+    children: List[Tuple[int, int]] = []
+    # Internal nodes get provisional ids -(j+1) and are renumbered to n + j once n (the number of leaves) is known.
+    stack: List[List[int]] = [[]]
+    for item in text.split():
+        if item == "(":
+            stack.append([])
+        elif item == ")":
+            if len(stack) == 1:
+                raise ValueError(f"unbalanced brackets (unexpected ')') in binary parse {text!r}")
+            group = stack.pop()
+            if len(group) == 0:
+                raise ValueError(f"empty brackets in binary parse {text!r}")
+            if len(group) > 2:
+                raise ValueError(f"a node with {len(group)} children in binary parse {text!r} (must be binary)")
+            if len(group) == 1:
+                stack[-1].append(group[0])
+            else:
+                children.append((group[0], group[1]))
+                stack[-1].append(-len(children))
+        else:
+            leaves.append(PTB_UNESCAPE.get(item, item))
+            stack[-1].append(len(leaves) - 1)
+    if len(stack) != 1:
+        raise ValueError(f"unbalanced brackets ({len(stack) - 1} unclosed '(') in binary parse {text!r}")
+    if len(stack[0]) != 1:
+        if not leaves:
+            raise ValueError(f"empty binary parse {text!r}")
+        raise ValueError(f"binary parse {text!r} has {len(stack[0])} top-level constituents, expected one root")
+    n = len(leaves)
+    renumber = lambda node: node if node >= 0 else n + (-node - 1)  # noqa: E731
+    return BinaryTree(leaves, [(renumber(left), renumber(right)) for left, right in children])
+
+
+class BinaryTreeField(Field[Dict[str, torch.Tensor]]):
+    """
+    A `Field` holding a `BinaryTree` whose leaves are the tokens of a sentence's `TextField`; see the module
+    docstring for the node numbering and the tensors it produces.
+    """
+
+    __slots__ = ["tree"]
+
+    def __init__(self, tree: BinaryTree) -> None:
+        self.tree = tree
+
+    def get_padding_lengths(self) -> Dict[str, int]:
+        return {"num_internal": len(self.tree.children)}
+
+    def as_tensor(self, padding_lengths: Dict[str, int]) -> Dict[str, torch.Tensor]:
+        max_internal = padding_lengths["num_internal"]
+        max_leaves = max_internal + 1  # a binary tree with k internal nodes has k+1 leaves
+        n = len(self.tree.leaves)
+        num_internal = len(self.tree.children)
+
+        def to_buffer(node: int) -> int:
+            return node if node < n else max_leaves + (node - n)
+
+        children = torch.zeros(max_internal, 2, dtype=torch.long)
+        heights = torch.zeros(max_internal, dtype=torch.long)
+        mask = torch.zeros(max_internal, dtype=torch.bool)
+        if num_internal:
+            children[:num_internal] = torch.tensor([[to_buffer(l), to_buffer(r)] for l, r in self.tree.children])
+            heights[:num_internal] = torch.tensor(self.tree.heights())
+            mask[:num_internal] = True
+        root = torch.tensor(max_leaves + num_internal - 1 if num_internal else 0)
+        return {"children": children, "heights": heights, "mask": mask, "root": root}
+
+    def empty_field(self) -> "BinaryTreeField":
+        return BinaryTreeField(BinaryTree([], []))
+
+    def batch_tensors(self, tensor_list: List[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
+        return {key: torch.stack([tensors[key] for tensors in tensor_list]) for key in tensor_list[0]}
+
+    def __len__(self) -> int:
+        return len(self.tree.leaves)
+
+    def human_readable_repr(self) -> Dict[str, list]:
+        return {"leaves": self.tree.leaves, "children": [list(pair) for pair in self.tree.children]}
+
+    def __str__(self) -> str:
+        return f"BinaryTreeField with {len(self.tree.leaves)} leaves and {len(self.tree.children)} internal nodes."

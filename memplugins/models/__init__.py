@@ -1,0 +1,1 @@
+from memplugins.models.rte_attention import RteAttention

@@ -1,0 +1,2 @@
+from memplugins.modules.masked_lstm import run_masked_lstm
+from memplugins.modules.rte_attention import LastOutputAttention, WordByWordAttention

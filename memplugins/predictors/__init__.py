@@ -1,0 +1,1 @@
+from memplugins.predictors.entailment_pairs import EntailmentPairsPredictor

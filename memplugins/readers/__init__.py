@@ -1,0 +1,2 @@
+from memplugins.readers.errors import MalformedInputError
+from memplugins.readers.snli_parsed import SnliParsedReader

@@ -1,0 +1,1 @@
+from memplugins.tokenizers.spacy_blank import SpacyBlankTokenizer

@@ -1,0 +1,67 @@
+"""
+Regenerates the real-data fixtures under fixtures/ from ../shared/data (a developer tool: nothing at run time
+reads ../shared). Deterministic: the same inputs give byte-identical fixtures.
+
+    .venv/bin/python scripts/make_fixtures.py [--shared ../shared/data]
+"""
+import argparse
+import gzip
+import json
+import random
+from pathlib import Path
+
+from memplugins.fields import parse_binary_tree
+from memplugins.tokenizers import SpacyBlankTokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
+    args = parser.parse_args()
+    shared = Path(args.shared)
+
+    with gzip.open(shared / "snli" / "snli_1.0_dev.jsonl.gz", "rt", encoding="utf-8") as dev:
+        lines = dev.read().splitlines()
+    rng = random.Random(20161)
+    sample = sorted(rng.sample(range(len(lines)), 1000))  # keep file order
+    sampled = [lines[i] for i in sample]
+    out = ROOT / "fixtures" / "snli"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "snli_1.0_dev_sample_train.jsonl").write_text("\n".join(sampled[:800]) + "\n", encoding="utf-8")
+    (out / "snli_1.0_dev_sample_validation.jsonl").write_text("\n".join(sampled[800:]) + "\n", encoding="utf-8")
+    # a small file for fast unit tests, including '-' labelled lines to exercise the skip
+    tiny = [line for line in sampled[800:] if json.loads(line)["gold_label"] == "-"][:2] + sampled[800:818]
+    (out / "tiny.jsonl").write_text("\n".join(tiny) + "\n", encoding="utf-8")
+    predict = [json.loads(line) for line in sampled[980:]]
+    (out / "predict_sample.jsonl").write_text(
+        "".join(json.dumps({"premise": r["sentence1"], "hypothesis": r["sentence2"]}) + "\n" for r in predict[:10]),
+        encoding="utf-8",
+    )
+
+    tokenizer = SpacyBlankTokenizer()
+    vocabulary = set()
+    for line in sampled:
+        record = json.loads(line)
+        for key in ("sentence1", "sentence2"):
+            vocabulary.update(token.text.lower() for token in tokenizer.tokenize(record[key]))
+            vocabulary.update(leaf.lower() for leaf in parse_binary_tree(record[key + "_binary_parse"]).leaves)
+    rows = []
+    seen = set()
+    for name in ("glove.6B.50d.sst_snli-devtest.txt.gz", "glove.6B.50d.top100k.txt.gz"):
+        with gzip.open(shared / "glove" / name, "rt", encoding="utf-8") as glove:
+            for row in glove:
+                word = row.split(" ", 1)[0]
+                if word in vocabulary and word not in seen:
+                    seen.add(word)
+                    rows.append(row)
+    glove_out = ROOT / "fixtures" / "glove"
+    glove_out.mkdir(parents=True, exist_ok=True)
+    with gzip.GzipFile(glove_out / "glove.6B.50d.snli_sample.txt.gz", "wb", mtime=0) as handle:
+        handle.write("".join(rows).encode("utf-8"))
+    print(f"{len(sampled)} SNLI pairs; vocabulary {len(vocabulary)} types, {len(rows)} found in GloVe")
+
+
+if __name__ == "__main__":
+    main()

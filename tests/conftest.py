@@ -1,0 +1,43 @@
+import socket
+from pathlib import Path
+
+import pytest
+
+import memplugins  # noqa: F401  (registers everything, applies compat)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "fixtures"
+TEST_FIXTURES = REPO_ROOT / "tests" / "fixtures"
+NO_NETWORK_PATH = TEST_FIXTURES / "no_network"  # a sitecustomize.py for subprocesses
+
+
+def _is_loopback(address) -> bool:
+    if isinstance(address, tuple):
+        host = address[0]
+        return host in ("localhost", "::1") or str(host).startswith("127.")
+    return True  # unix sockets
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Every test is offline: a connection to anything but loopback fails the test."""
+    original_connect = socket.socket.connect
+
+    def guarded_connect(self, address):
+        if not _is_loopback(address):
+            raise AssertionError(f"test tried to open a network connection to {address!r}")
+        return original_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def run_from_repo_root():
+    """Configs name data relative to the repository root, as users run them."""
+    import os
+
+    previous = os.getcwd()
+    os.chdir(REPO_ROOT)
+    yield
+    os.chdir(previous)

@@ -1,0 +1,2 @@
+// Rocktäschel et al. (2016): conditional model (see snli_rte.libsonnet for data variables and settings).
+(import 'snli_rte.libsonnet')(mode='conditional')
