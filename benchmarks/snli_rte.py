@@ -56,7 +56,6 @@ def main() -> None:
     }
     test_file = str(data / "snli" / "snli_1.0_test.jsonl.gz")
     allennlp = str(Path(sys.executable).parent / "allennlp")
-    no_validation = json.dumps({"validation_data_path": None, "trainer": {"patience": None}})
     rows = []
     for name in args.only:
         out = Path(args.out) / name
@@ -65,7 +64,7 @@ def main() -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             started = time.time()
             subprocess.run(
-                [allennlp, "train", MODELS[name], "-s", str(out), "--include-package", "memplugins", "-o", no_validation],
+                [allennlp, "train", MODELS[name], "-s", str(out), "--include-package", "memplugins"],
                 cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(f"{out}.train.log", "w"),
             )
             print(f"{name}: trained in {time.time() - started:.0f} s", file=sys.stderr)

@@ -5,6 +5,8 @@
 //   NUM_EPOCHS, CUDA_DEVICE
 // Optimiser: Adam (beta1 0.9, beta2 0.999) with the paper's grid (section 3): lr {1e-4, 3e-4, 1e-3},
 // dropout {0, 0.1, 0.2}, L2 {0, 1e-4, 3e-4, 1e-3}; these configs use lr 1e-3, dropout 0.1, L2 1e-4, k = 100.
+//   (SNLI_VALIDATION='' trains without validation: fixed epochs, last model kept.)
+local validation = std.extVar('SNLI_VALIDATION');
 function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
   dataset_reader: {
     type: 'snli_parsed',
@@ -12,7 +14,7 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('SNLI_TRAIN'),
-  validation_data_path: std.extVar('SNLI_VALIDATION'),
+  [if validation != '' then 'validation_data_path']: validation,
   model: {
     type: 'rte_attention',
     mode: mode,
@@ -36,7 +38,7 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
     optimizer: { type: 'adam', lr: 0.001, betas: [0.9, 0.999], weight_decay: 0.0001 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
-    patience: 5,
+    [if validation != '' then 'patience']: 5,
     cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
   },
 }

@@ -1,5 +1,6 @@
 // allennlp-models' decomposable_attention (Parikh et al. 2016) with the architecture of allennlp-models' published
 // SNLI config, given the same reader, embeddings and optimiser budget as our RTE models (benchmarks/snli_rte.py).
+local validation = std.extVar('SNLI_VALIDATION');
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 {
   dataset_reader: {
@@ -8,7 +9,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('SNLI_TRAIN'),
-  validation_data_path: std.extVar('SNLI_VALIDATION'),
+  [if validation != '' then 'validation_data_path']: validation,
   model: {
     type: 'decomposable_attention',
     text_field_embedder: {

@@ -1,5 +1,6 @@
 // allennlp-models' esim (Chen et al. 2017) with the architecture of allennlp-models' published SNLI config
 // (hidden 300), given the same reader, embeddings and epoch budget as our RTE models (benchmarks/snli_rte.py).
+local validation = std.extVar('SNLI_VALIDATION');
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 {
   dataset_reader: {
@@ -8,7 +9,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('SNLI_TRAIN'),
-  validation_data_path: std.extVar('SNLI_VALIDATION'),
+  [if validation != '' then 'validation_data_path']: validation,
   model: {
     type: 'esim',
     dropout: 0.5,

@@ -1,0 +1,54 @@
+import pytest
+from allennlp.common.testing import ModelTestCase
+from allennlp.predictors import Predictor
+
+from memplugins.predictors import EntailmentPairsPredictor
+from tests.conftest import TEST_FIXTURES
+
+
+class TestEntailmentPairsPredictor(ModelTestCase):
+    def setup_method(self):
+        super().setup_method()
+        self.set_up_model(TEST_FIXTURES / "rte_attention.jsonnet", "fixtures/snli/tiny.jsonl", seed=0)
+        from allennlp.common import Params
+        from allennlp.data import DatasetReader
+
+        reader = DatasetReader.from_params(Params.from_file(TEST_FIXTURES / "rte_attention.jsonnet")["dataset_reader"])
+        self.predictor = Predictor.by_name("entailment_pairs")(self.model, reader)
+
+    def test_is_the_models_default_predictor(self):
+        assert self.model.default_predictor == "entailment_pairs"
+        assert isinstance(self.predictor, EntailmentPairsPredictor)
+
+    @pytest.mark.parametrize(
+        "record",
+        [
+            {"premise": "Two dogs run on the beach.", "hypothesis": "Animals are outside."},
+            {"sentence1": "Two dogs run on the beach.", "sentence2": "Animals are outside.", "gold_label": "entailment"},
+        ],
+    )
+    def test_both_input_formats_give_label_and_word_by_word_attention(self, record):
+        output = self.predictor.predict_json(record)
+        assert output["label"] in {"entailment", "neutral", "contradiction"}
+        assert output["premise_tokens"] == ["Two", "dogs", "run", "on", "the", "beach", "."]
+        assert output["hypothesis_tokens"] == ["Animals", "are", "outside", "."]
+        attention = output["premise_attention"]
+        assert len(attention) == 4 and all(len(row) == 7 for row in attention)
+        assert all(abs(sum(row) - 1) < 1e-5 for row in attention)
+        assert abs(sum(output["label_probs"]) - 1) < 1e-5
+
+    def test_batch_prediction_matches_single(self):
+        records = [
+            {"premise": "Two dogs run on the beach.", "hypothesis": "Animals are outside."},
+            {"premise": "A man sleeps.", "hypothesis": "A person is awake and dancing at a big party."},
+        ]
+        batch = self.predictor.predict_batch_json(records)
+        for record, batched in zip(records, batch):
+            single = self.predictor.predict_json(record)
+            assert single["label"] == batched["label"]
+            for single_row, batched_row in zip(single["premise_attention"], batched["premise_attention"]):
+                assert single_row == pytest.approx(batched_row, abs=1e-6)
+
+    def test_missing_keys_are_a_clear_error(self):
+        with pytest.raises(Exception, match="needs 'premise' and 'hypothesis'"):
+            self.predictor.predict_json({"text": "no pair here"})

@@ -1,0 +1,80 @@
+"""
+End-to-end through the `allennlp` command line, offline: the subprocesses get a sitecustomize that makes any
+non-loopback connection fail. Each CLI start costs ~15 s (AllenNLP imports), so the steps share one training run.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import NO_NETWORK_PATH, REPO_ROOT
+
+ALLENNLP = str(Path(sys.executable).parent / "allennlp")
+
+
+def run_allennlp(*args, env=None, cwd=REPO_ROOT, timeout=600):
+    environment = {**os.environ, "PYTHONPATH": str(NO_NETWORK_PATH), **(env or {})}
+    result = subprocess.run(
+        [ALLENNLP, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=timeout
+    )
+    assert result.returncode == 0, f"allennlp {' '.join(args)} failed:\n{result.stderr[-5000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def trained_archive(tmp_path_factory):
+    """`allennlp train` of the README's default config on the shipped data, found via .allennlp_plugins."""
+    out = tmp_path_factory.mktemp("cli") / "wbw"
+    run_allennlp("train", "training_config/snli_rte_word_by_word.jsonnet", "-s", str(out), env={"NUM_EPOCHS": "2"})
+    archive = out / "model.tar.gz"
+    assert archive.exists()
+    return archive
+
+
+def test_train_evaluate_predict(trained_archive, tmp_path):
+    metrics_file = tmp_path / "metrics.json"
+    run_allennlp(
+        "evaluate", str(trained_archive), "fixtures/snli/snli_1.0_dev_sample_validation.jsonl",
+        "--output-file", str(metrics_file), "--include-package", "memplugins",
+    )
+    metrics = json.loads(metrics_file.read_text())
+    assert 0.0 <= metrics["accuracy"] <= 1.0 and metrics["loss"] > 0
+
+    predictions_file = tmp_path / "predictions.jsonl"
+    run_allennlp(
+        "predict", str(trained_archive), "fixtures/snli/predict_sample.jsonl",
+        "--output-file", str(predictions_file), "--silent", "--include-package", "memplugins",
+    )
+    predictions = [json.loads(line) for line in predictions_file.read_text().splitlines()]
+    assert len(predictions) == 10
+    for prediction in predictions:
+        assert prediction["label"] in {"entailment", "neutral", "contradiction"}
+        assert len(prediction["premise_attention"]) == len(prediction["hypothesis_tokens"])
+        assert len(prediction["premise_attention"][0]) == len(prediction["premise_tokens"])
+
+
+def test_predict_reads_snli_files_directly(trained_archive, tmp_path):
+    predictions_file = tmp_path / "predictions.jsonl"
+    run_allennlp(
+        "predict", str(trained_archive), "fixtures/snli/tiny.jsonl", "--output-file", str(predictions_file), "--silent",
+    )
+    assert len(predictions_file.read_text().splitlines()) == 20  # predict does not skip '-' lines: it has no gold
+
+
+def test_test_install_reports_no_plugin_errors():
+    result = run_allennlp("test-install")
+    output = result.stdout + result.stderr
+    assert "could not be loaded" not in output
+    assert "Plugin memplugins available" in output
+
+
+def test_distributed_two_cpu_processes(tmp_path):
+    out = tmp_path / "distributed"
+    overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1]}, "trainer": {"num_epochs": 1}})
+    run_allennlp("train", "tests/fixtures/rte_attention.jsonnet", "-s", str(out), "-o", overrides)
+    assert (out / "model.tar.gz").exists()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert "training_accuracy" in metrics
