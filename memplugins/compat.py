@@ -97,6 +97,12 @@ CONFIG_DEFAULTS = {
     "SNLI_VALIDATION": "fixtures/snli/snli_1.0_dev_sample_validation.jsonl",
     "GLOVE_PATH": "fixtures/glove/glove.6B.50d.snli_sample.txt.gz",
     "EMBEDDING_DIM": "50",
+    "PTB_TRAIN": "fixtures/ptb_format/train.txt",
+    "PTB_VALIDATION": "fixtures/ptb_format/valid.txt",
+    "SST_TRAIN": "fixtures/sst/dev_sample.txt",
+    "SST_VALIDATION": "fixtures/sst/dev_sample.txt",
+    "SST_GRANULARITY": "5-class",
+    "LSTMN_LAYERS": "1",
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",
 }

@@ -16,6 +16,30 @@ from memplugins.tokenizers import SpacyBlankTokenizer
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def write_ptb_format(records, tokenizer) -> None:
+    """
+    A tiny language-modelling fixture in the Mikolov PTB format (lowercased, numbers as N, words seen once as
+    <unk>, one sentence per line with a leading space), made from the SNLI sample's sentences: the PTB text itself
+    is LDC-licensed and not shipped.
+    """
+    import re
+    from collections import Counter
+
+    sentences = []
+    for line in records:
+        record = json.loads(line)
+        for key in ("sentence1", "sentence2"):
+            words = [t.text.lower() for t in tokenizer.tokenize(record[key])]
+            sentences.append(["N" if re.fullmatch(r"[0-9][0-9.,]*", w) else w for w in words])
+    counts = Counter(w for sentence in sentences for w in sentence)
+    lines = [" " + " ".join(w if counts[w] > 1 else "<unk>" for w in sentence) + " \n" for sentence in sentences]
+    out = ROOT / "fixtures" / "ptb_format"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "train.txt").write_text("".join(lines[:1600]), encoding="utf-8")
+    (out / "valid.txt").write_text("".join(lines[1600:1800]), encoding="utf-8")
+    (out / "tiny.txt").write_text("".join(lines[1800:1830]), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
@@ -41,6 +65,7 @@ def main() -> None:
     )
 
     tokenizer = SpacyBlankTokenizer()
+    write_ptb_format(sampled, tokenizer)
     vocabulary = set()
     for line in sampled:
         record = json.loads(line)

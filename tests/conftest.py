@@ -3,7 +3,11 @@ from pathlib import Path
 
 import pytest
 
+from allennlp.common.plugins import import_plugins
+
 import memplugins  # noqa: F401  (registers everything, applies compat)
+
+import_plugins()  # as the `allennlp` command does: registers all of allennlp-models (language_model, sst_tokens, ...)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"

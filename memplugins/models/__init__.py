@@ -1,1 +1,2 @@
 from memplugins.models.rte_attention import RteAttention
+from memplugins.models.lstmn_fusion import LstmnFusion

@@ -1,0 +1,70 @@
+"""
+Forward+backward time of memplugins' recurrent encoders against `torch.nn.LSTM` of the same size, measured in one
+run (repetitions interleaved, medians reported) so that the ratio is meaningful on a noisy machine.
+
+    .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15 --device cpu]
+
+Prints a table: encoder, median ms per forward+backward, ratio to torch.nn.LSTM.
+"""
+import argparse
+import statistics
+import time
+
+import torch
+
+from memplugins.encoders import LstmnEncoder
+
+
+def build(name: str, dim: int) -> torch.nn.Module:
+    if name == "torch.nn.LSTM":
+        return torch.nn.LSTM(dim, dim, batch_first=True)
+    if name == "lstmn":
+        return LstmnEncoder(dim, dim)
+    raise ValueError(name)
+
+
+def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor) -> None:
+    module.zero_grad(set_to_none=True)
+    output = module(x)[0] if name == "torch.nn.LSTM" else module(x, mask)
+    output.sum().backward()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn"])
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    torch.manual_seed(0)
+    x = torch.randn(args.batch, args.steps, args.dim, device=device, requires_grad=True)
+    mask = torch.ones(args.batch, args.steps, dtype=torch.bool, device=device)
+    modules = {name: build(name, args.dim).to(device) for name in args.encoders}
+    for name, module in modules.items():  # warm-up
+        for _ in range(2):
+            step(name, module, x, mask)
+    times = {name: [] for name in modules}
+    for _ in range(args.repeats):
+        for name, module in modules.items():
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            started = time.perf_counter()
+            step(name, module, x, mask)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            times[name].append(time.perf_counter() - started)
+    baseline = statistics.median(times["torch.nn.LSTM"])
+    print(f"forward+backward, B={args.batch} T={args.steps} d={args.dim}, device={device}, "
+          f"torch {torch.__version__}, threads={torch.get_num_threads()}, median of {args.repeats}")
+    print("| encoder | ms | ratio to torch.nn.LSTM |")
+    print("|---|---:|---:|")
+    for name in modules:
+        median = statistics.median(times[name])
+        print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

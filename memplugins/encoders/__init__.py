@@ -1,0 +1,1 @@
+from memplugins.encoders.lstmn import LstmnEncoder

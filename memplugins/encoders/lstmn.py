@@ -1,0 +1,93 @@
+from typing import List, Optional
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+
+from memplugins.modules.lstmn import LstmnLayer
+
+
+@Seq2SeqEncoder.register("lstmn")
+class LstmnEncoder(Seq2SeqEncoder):
+    """
+    The Long Short-Term Memory-Network of Cheng, Dong and Lapata (2016): an LSTM whose single memory cell is replaced
+    by tapes of all previous hidden and memory states, read with intra-attention at every step (eq. 4-9, one
+    `memplugins.modules.lstmn.LstmnLayer` per layer; see its docstring for every equation, the first step, and the
+    padding treatment). Layers are stacked as in eq. 10: layer k+1 reads h_t^k (and, with `skip_connections`, also
+    x_t, Graves 2013). Causal: h_t depends on x_1..x_t only, so it also serves as a language-model contextualizer.
+
+    A drop-in for `"lstm"` in any config that takes a `Seq2SeqEncoder` (unidirectional; output size `hidden_size`).
+    After each forward, `last_attention` holds the intra-attention weights `(batch, num_layers, T, T)` (row t: the
+    distribution over steps i < t) and `last_memory` the memory tape of the top layer, for models that report or
+    visualise them.
+
+    Registered as a `Seq2SeqEncoder` with name "lstmn".
+
+    # Parameters
+
+    input_size : `int`
+        Size of x_t.
+    hidden_size : `int`
+        Size of h_t and c_t (the paper's "memory size": 300 for language modelling, 168 for SST, 100/300 for SNLI).
+    num_layers : `int`, optional (default = `1`)
+        Stacked LSTMN layers (eq. 10).
+    skip_connections : `bool`, optional (default = `False`)
+        Feed x_t to every layer above the first, beside h_t^k.
+    dropout : `float`, optional (default = `0.0`)
+        Dropout on the outputs of every layer but the last (between layers).
+    bidirectional : `bool`, optional (default = `False`)
+        Accepted so that an `"lstm"` config with `"bidirectional": false` works after changing only the type; the
+        LSTMN is a left-to-right reader, so `true` is a configuration error.
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        skip_connections: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+    ) -> None:
+        super().__init__(stateful=False)
+        if bidirectional:
+            raise ConfigurationError(
+                "lstmn is unidirectional (Cheng et al. read left to right); set bidirectional: false and size the "
+                "layers after it for hidden_size instead of 2 * hidden_size"
+            )
+        self._input_size = input_size
+        self._hidden_size = hidden_size
+        self._skip_connections = skip_connections
+        self.layers = torch.nn.ModuleList(
+            LstmnLayer(input_size if k == 0 else hidden_size + (input_size if skip_connections else 0), hidden_size)
+            for k in range(num_layers)
+        )
+        self._dropout = torch.nn.Dropout(dropout)
+        self.last_attention: Optional[torch.Tensor] = None
+        self.last_memory: Optional[torch.Tensor] = None
+
+    def get_input_dim(self) -> int:
+        return self._input_size
+
+    def get_output_dim(self) -> int:
+        return self._hidden_size
+
+    def is_bidirectional(self) -> bool:
+        return False
+
+    def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        if mask is None:
+            mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)
+        layer_input = inputs
+        attention: List[torch.Tensor] = []
+        for k, layer in enumerate(self.layers):
+            if k > 0:
+                layer_input = self._dropout(layer_input)
+                if self._skip_connections:
+                    layer_input = torch.cat([layer_input, inputs], dim=-1)
+            hidden, memory, weights = layer(layer_input, mask)
+            attention.append(weights)
+            layer_input = hidden
+        self.last_attention = torch.stack(attention, dim=1)
+        self.last_memory = memory
+        return hidden

@@ -1,0 +1,166 @@
+"""
+One layer of the Long Short-Term Memory-Network (Cheng, Dong and Lapata 2016, "Long Short-Term Memory-Networks for
+Machine Reading", EMNLP), section 3.2, with the hook that attention fusion (section 4) needs.
+
+For t = 1..T, with hidden tape H_{t-1} = (h_1..h_{t-1}) and memory tape C_{t-1} = (c_1..c_{t-1}):
+
+    a_i^t = v^T tanh(W_h h_i + W_x x_t + W_h~ h~_{t-1})                 (4)   (x_t is h_t^k of the layer below: eq. 10)
+    s^t   = softmax(a^t)                                                (5)
+    [h~_t; c~_t] = sum_{i<t} s_i^t [h_i; c_i]                           (6)
+    [i_t; f_t; o_t; c^_t] = [σ; σ; σ; tanh](W [h~_t, x_t] + b)          (7)
+    c_t = f_t ⊙ c~_t + i_t ⊙ c^_t  (+ m_t, an optional per-step addend)  (8)  (deep fusion passes m_t = r_t ⊙ α~_t, eq. 15)
+    h_t = o_t ⊙ tanh(c_t)                                               (9)
+
+Choices the paper leaves open, and deviations:
+
+* The first step. The tape is empty at t = 1, so there is nothing to attend to: s^1 is all zero and
+  h~_1 = c~_1 = 0, which makes step 1 an ordinary LSTM step from a zero state. h~_0 = 0 in eq. 4.
+* The tape holds every previous step (no memory-span bound: sentences are short).
+* Padding. The paper's equations have none. Tape slots whose mask is 0 are never attended to (masked softmax),
+  and a masked step leaves h~ unchanged, so a right-padded batch gives the same outputs as each sequence alone and
+  outputs at padded positions are 0.
+* Biases: eq. 7 has a bias b (as any LSTM); eq. 4's projections have none. The authors' Torch code drops the
+  h~_{t-1} term of eq. 4 in its encoder; we keep it, as the paper writes it.
+
+Speed: W_x x_t and the x part of eq. 7 do not depend on the recurrence, so they are computed for all t in one
+matmul; W_h h_i is computed once per slot as the tape grows; W_h~ h~_t (eq. 4 at t+1) and the h~ part of eq. 7 (at
+t) come from one stacked matmul. A step costs two small matmuls plus the attention over the tape.
+"""
+from typing import Optional, Tuple
+
+import torch
+
+from memplugins.modules.tape_attention import additive_tape_read
+
+
+class LstmnLayer(torch.nn.Module):
+    """
+    `forward(inputs (B, T, input_size), mask (B, T), memory_addend (B, T, hidden) or None)` returns the hidden tape
+    `(B, T, hidden)`, the memory tape `(B, T, hidden)` and the intra-attention weights `(B, T, T)` (row t is s^t over
+    slots i < t).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.tape_key = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_h
+        self.input_query = torch.nn.Linear(input_size, hidden_size, bias=False)  # W_x
+        self.summary_query = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_h~
+        self.scorer = torch.nn.Linear(hidden_size, 1, bias=False)  # v
+        self.input_gates = torch.nn.Linear(input_size, 4 * hidden_size)  # x_t part of W in eq. 7 (+ b)
+        self.summary_gates = torch.nn.Linear(hidden_size, 4 * hidden_size, bias=False)  # h~_t part of W in eq. 7
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for name, parameter in self.named_parameters():
+            if parameter.dim() > 1:
+                torch.nn.init.xavier_uniform_(parameter)
+            else:
+                torch.nn.init.zeros_(parameter)
+        with torch.no_grad():  # forget-gate bias 1, the usual LSTM remedy for early vanishing memory
+            self.input_gates.bias[self.hidden_size : 2 * self.hidden_size].fill_(1.0)
+
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        batch_size, num_steps, _ = inputs.size()
+        hidden = self.hidden_size
+        # Per-step slices via unbind: indexing [:, t] would make autograd build a full-size zero gradient per step.
+        query_from_input = self.input_query(inputs).unbind(1)  # W_x x_t for all t
+        gates_from_input = self.input_gates(inputs).unbind(1)  # W[., x_t] + b for all t
+        step_masks = mask.unsqueeze(-1).unbind(1)
+        addends = memory_addend.unbind(1) if memory_addend is not None else None
+        # one matmul gives the h~_t part of eq. 7 (at t) and W_h~ h~_t (eq. 4 at t+1)
+        stacked_summary = torch.cat([self.summary_gates.weight, self.summary_query.weight], dim=0)
+
+        # the tape holds [h_i; c_i] side by side, so eq. 6 is one weighted sum
+        tape, key_tape, hidden_tape, memory_tape, weights_per_step = [], [], [], [], []
+        summary_query = inputs.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
+        summary_hidden = inputs.new_zeros(batch_size, hidden)
+        zeros = inputs.new_zeros(batch_size, hidden)
+        for t in range(num_steps):
+            if t == 0:  # empty tape: h~_1 = c~_1 = 0
+                weights, new_summary_hidden, summary_memory = inputs.new_zeros(batch_size, 0), zeros, zeros
+            else:
+                weights, (summary,) = additive_tape_read(  # (4)-(6)
+                    torch.stack(key_tape, dim=1),
+                    query_from_input[t] + summary_query,
+                    self.scorer,
+                    (torch.stack(tape, dim=1),),
+                    mask[:, :t],
+                )
+                new_summary_hidden, summary_memory = summary[:, :hidden], summary[:, hidden:]
+            step_mask = step_masks[t]
+            projected = torch.nn.functional.linear(new_summary_hidden, stacked_summary)
+            gates = gates_from_input[t] + projected[:, : 4 * hidden]  # (7)
+            input_gate, forget_gate, output_gate, candidate = gates.chunk(4, dim=-1)
+            memory = torch.sigmoid(forget_gate) * summary_memory + torch.sigmoid(input_gate) * torch.tanh(candidate)  # (8)
+            if addends is not None:
+                memory = memory + addends[t]
+            output = torch.sigmoid(output_gate) * torch.tanh(memory)  # (9)
+            output = output * step_mask
+            memory = memory * step_mask
+            # a padded step leaves h~ (and so the next query) unchanged
+            summary_hidden = torch.where(step_mask, new_summary_hidden, summary_hidden)
+            summary_query = torch.where(step_mask, projected[:, 4 * hidden :], summary_query)
+            hidden_tape.append(output)
+            memory_tape.append(memory)
+            tape.append(torch.cat([output, memory], dim=-1))
+            key_tape.append(self.tape_key(output))  # W_h h_t, computed once per slot
+            weights_per_step.append(torch.nn.functional.pad(weights, (0, num_steps - t)) * step_mask)
+        return torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1), torch.stack(weights_per_step, 1)
+
+
+class LstmnInterAttention(torch.nn.Module):
+    """
+    The LSTMN decoder's inter-attention over a source's tapes (Cheng et al. 2016, section 4, eq. 11-13), for
+    target inputs x_1..x_n and source hidden tape Y = (γ_1..γ_m) and memory tape A = (α_1..α_m):
+
+        b_j^t = u^T tanh(W_γ γ_j + W_x x_t + W_γ~ γ~_{t-1})      (11)
+        p^t   = softmax(b^t)        (masked over source padding) (12)
+        [γ~_t; α~_t] = sum_j p_j^t [γ_j; α_j]                    (13)
+
+    with γ~_0 = 0. The chain depends on x and the source only, never on the decoder's own states, so it runs as its
+    own loop before the decoder. A padded target step leaves γ~ unchanged and reads nothing.
+
+    `forward(inputs (B, n, d_x), input_mask (B, n), source_hidden (B, m, h), source_memory (B, m, h),
+    source_mask (B, m))` returns γ~ `(B, n, h)`, α~ `(B, n, h)` and p `(B, n, m)`.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.source_key = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_γ
+        self.input_query = torch.nn.Linear(input_size, hidden_size, bias=False)  # W_x
+        self.summary_query = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_γ~
+        self.scorer = torch.nn.Linear(hidden_size, 1, bias=False)  # u
+        for parameter in self.parameters():
+            torch.nn.init.xavier_uniform_(parameter)
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        input_mask: torch.BoolTensor,
+        source_hidden: torch.Tensor,
+        source_memory: torch.Tensor,
+        source_mask: torch.BoolTensor,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        hidden = self.hidden_size
+        keys = self.source_key(source_hidden)  # W_γ γ_j, once
+        source_tape = torch.cat([source_hidden, source_memory], dim=-1)
+        queries = self.input_query(inputs).unbind(1)
+        step_masks = input_mask.unsqueeze(-1).unbind(1)
+        summary_hidden = inputs.new_zeros(inputs.size(0), hidden)  # γ~_0
+        hidden_summaries, memory_summaries, weights_per_step = [], [], []
+        for t, query in enumerate(queries):
+            weights, (summary,) = additive_tape_read(  # (11)-(13)
+                keys, query + self.summary_query(summary_hidden), self.scorer, (source_tape,), source_mask
+            )
+            step_mask = step_masks[t]
+            summary = summary * step_mask
+            summary_hidden = torch.where(step_mask, summary[:, :hidden], summary_hidden)
+            hidden_summaries.append(summary[:, :hidden])
+            memory_summaries.append(summary[:, hidden:])
+            weights_per_step.append(weights * step_mask)
+        return torch.stack(hidden_summaries, 1), torch.stack(memory_summaries, 1), torch.stack(weights_per_step, 1)

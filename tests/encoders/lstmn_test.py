@@ -1,0 +1,129 @@
+"""The `lstmn` encoder against a slow per-example loop written directly from eq. 4-10 of Cheng et al. (2016)."""
+import json
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.modules import Seq2SeqEncoder
+
+from memplugins.encoders import LstmnEncoder
+
+
+def reference_layer(layer, x):
+    """Eq. 4-9 for one unpadded sequence x (T, d_in), vector by vector; returns hidden tape, memory tape, weights."""
+    W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
+    W_in, b, W_sum = layer.input_gates.weight, layer.input_gates.bias, layer.summary_gates.weight
+    k = layer.hidden_size
+    H, C, S = [], [], []
+    h_tilde_prev = torch.zeros(k)
+    for t, x_t in enumerate(x):
+        if t == 0:  # empty tape: nothing to attend to
+            h_tilde, c_tilde, s = torch.zeros(k), torch.zeros(k), torch.zeros(0)
+        else:
+            a = torch.stack([v @ torch.tanh(W_h @ h_i + W_x @ x_t + W_ht @ h_tilde_prev) for h_i in H])  # (4)
+            s = torch.softmax(a, dim=0)  # (5)
+            h_tilde = sum(s_i * h_i for s_i, h_i in zip(s, H))  # (6)
+            c_tilde = sum(s_i * c_i for s_i, c_i in zip(s, C))  # (6)
+        gates = W_sum @ h_tilde + W_in @ x_t + b  # (7): W [h~_t, x_t] + b
+        i, f, o, c_hat = gates.chunk(4)
+        c_t = torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (8)
+        h_t = torch.sigmoid(o) * torch.tanh(c_t)  # (9)
+        H.append(h_t)
+        C.append(c_t)
+        S.append(torch.nn.functional.pad(s, (0, len(x) - t)))
+        h_tilde_prev = h_tilde
+    return torch.stack(H), torch.stack(C), torch.stack(S)
+
+
+def reference_encoder(encoder, x):
+    layer_input, attention = x, []
+    for k, layer in enumerate(encoder.layers):
+        if k > 0 and encoder._skip_connections:
+            layer_input = torch.cat([layer_input, x], dim=-1)  # eq. 10 with skip connections
+        layer_input, _, weights = reference_layer(layer, layer_input)
+        attention.append(weights)
+    return layer_input, torch.stack(attention)
+
+
+def randomize(module, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in module.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
+    return module
+
+
+LENGTHS = [6, 3, 1, 5]
+
+
+def padded_batch(input_size=5, seed=1):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(len(LENGTHS), max(LENGTHS), input_size, generator=generator)
+    mask = torch.arange(max(LENGTHS))[None, :] < torch.tensor(LENGTHS)[:, None]
+    x[~mask] = 55.0  # garbage in the padding must not leak
+    return x, mask
+
+
+@pytest.mark.parametrize("num_layers, skip", [(1, False), (2, False), (3, True)])
+def test_equals_per_example_reference_of_eq_4_to_10(num_layers, skip):
+    encoder = randomize(LstmnEncoder(5, 4, num_layers=num_layers, skip_connections=skip)).eval()
+    x, mask = padded_batch()
+    outputs = encoder(x, mask)
+    for b, length in enumerate(LENGTHS):
+        expected, expected_attention = reference_encoder(encoder, x[b, :length])
+        torch.testing.assert_close(outputs[b, :length], expected, atol=1e-5, rtol=0)
+        torch.testing.assert_close(encoder.last_attention[b, :, :length, :length], expected_attention, atol=1e-5, rtol=0)
+        assert (outputs[b, length:] == 0).all()
+        assert (encoder.last_attention[b, :, length:] == 0).all()
+
+
+def test_padding_invariance():
+    encoder = randomize(LstmnEncoder(5, 4, num_layers=2)).eval()
+    x, mask = padded_batch()
+    batched = encoder(x, mask)
+    for b, length in enumerate(LENGTHS):
+        alone = encoder(x[b : b + 1, :length], mask[b : b + 1, :length])
+        torch.testing.assert_close(batched[b : b + 1, :length], alone, atol=1e-6, rtol=0)
+
+
+def test_causal():
+    encoder = randomize(LstmnEncoder(5, 4, num_layers=2, skip_connections=True)).eval()
+    x = torch.randn(2, 7, 5)
+    mask = torch.ones(2, 7, dtype=torch.bool)
+    before = encoder(x, mask)
+    for t in range(7):
+        changed = x.clone()
+        changed[:, t + 1 :] = torch.randn_like(changed[:, t + 1 :])
+        after = encoder(changed, mask)
+        torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1], atol=0, rtol=0)
+        if t < 6:
+            assert not torch.allclose(after[:, t + 1 :], before[:, t + 1 :])
+
+
+def test_first_step_attends_to_nothing_and_rows_are_distributions():
+    encoder = randomize(LstmnEncoder(5, 4)).eval()
+    x, mask = padded_batch()
+    encoder(x, mask)
+    attention = encoder.last_attention[:, 0]
+    assert (attention[:, 0] == 0).all()
+    sums = attention.sum(-1)
+    expected = (mask & (torch.arange(mask.size(1)) > 0)).float()
+    torch.testing.assert_close(sums, expected)
+    assert (attention.triu() == 0).all()  # step t attends to i < t only
+
+
+def test_gradients_reach_every_parameter():
+    encoder = LstmnEncoder(5, 4, num_layers=2, skip_connections=True)
+    x, mask = padded_batch()
+    encoder(x, mask).sum().backward()
+    for name, parameter in encoder.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+def test_drop_in_for_lstm():
+    encoder = Seq2SeqEncoder.from_params(Params({"type": "lstmn", "input_size": 5, "hidden_size": 3, "num_layers": 2}))
+    lstm = Seq2SeqEncoder.from_params(Params({"type": "lstm", "input_size": 5, "hidden_size": 3, "num_layers": 2}))
+    for method in ("get_input_dim", "get_output_dim", "is_bidirectional"):
+        assert getattr(encoder, method)() == getattr(lstm, method)()
+    x, mask = padded_batch()
+    assert encoder(x, mask).shape == lstm(x, mask).shape

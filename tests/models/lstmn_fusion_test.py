@@ -1,0 +1,98 @@
+import json
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch
+
+from tests.conftest import TEST_FIXTURES
+from tests.encoders.lstmn_test import reference_layer
+
+TINY = "fixtures/snli/tiny.jsonl"
+
+
+def reference_inter_attention(attention, X, Y, A):
+    """Eq. 11-13 for one unpadded pair: X target inputs (n, d), Y / A source hidden / memory tapes (m, h)."""
+    W_g, W_x, W_gt, u = (attention.source_key.weight, attention.input_query.weight,
+                         attention.summary_query.weight, attention.scorer.weight[0])
+    gamma_tilde = torch.zeros(Y.size(1))
+    hidden, memory, weights = [], [], []
+    for x_t in X:
+        b = torch.stack([u @ torch.tanh(W_g @ y_j + W_x @ x_t + W_gt @ gamma_tilde) for y_j in Y])  # (11)
+        p = torch.softmax(b, dim=0)  # (12)
+        gamma_tilde = sum(p_j * y_j for p_j, y_j in zip(p, Y))  # (13)
+        alpha_tilde = sum(p_j * a_j for p_j, a_j in zip(p, A))  # (13)
+        hidden.append(gamma_tilde)
+        memory.append(alpha_tilde)
+        weights.append(p)
+    return torch.stack(hidden), torch.stack(memory), torch.stack(weights)
+
+
+def reference_deep_decoder(layer, gate, X, G, Al):
+    """Eq. 4-9 with eq. 14-16: like reference_layer, but c_t also gets r_t ⊙ α~_t, r_t = σ(W_r [γ~_t, x_t] + b)."""
+    W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
+    W_in, b, W_sum = layer.input_gates.weight, layer.input_gates.bias, layer.summary_gates.weight
+    k = layer.hidden_size
+    H, C = [], []
+    h_tilde_prev = torch.zeros(k)
+    for t, x_t in enumerate(X):
+        if t == 0:
+            h_tilde, c_tilde = torch.zeros(k), torch.zeros(k)
+        else:
+            s = torch.softmax(torch.stack([v @ torch.tanh(W_h @ h_i + W_x @ x_t + W_ht @ h_tilde_prev) for h_i in H]), 0)
+            h_tilde, c_tilde = sum(si * hi for si, hi in zip(s, H)), sum(si * ci for si, ci in zip(s, C))
+        i, f, o, c_hat = (W_sum @ h_tilde + W_in @ x_t + b).chunk(4)
+        r_t = torch.sigmoid(gate.weight @ torch.cat([G[t], x_t]) + gate.bias)  # (14)
+        c_t = r_t * Al[t] + torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (15)
+        h_t = torch.sigmoid(o) * torch.tanh(c_t)  # (16)
+        H.append(h_t)
+        C.append(c_t)
+        h_tilde_prev = h_tilde
+    return torch.stack(H)
+
+
+class TestLstmnFusion(ModelTestCase):
+    def set_up_variant(self, **model_options) -> str:
+        params = Params.from_file(str(TEST_FIXTURES / "lstmn_fusion.jsonnet")).as_dict()
+        params["model"].update(model_options)
+        config = self.TEST_DIR / "config.json"
+        config.write_text(json.dumps(params))
+        self.set_up_model(config, TINY, seed=0)
+        return str(config)
+
+    @pytest.mark.parametrize("fusion", ["shallow", "deep"])
+    def test_train_save_load_and_batch_consistency(self, fusion):
+        config = self.set_up_variant(fusion=fusion)
+        self.ensure_model_can_train_save_and_load(config)
+        self.ensure_batch_predictions_are_consistent()
+
+    @pytest.mark.parametrize("fusion", ["shallow", "deep"])
+    def test_equals_reference_of_eq_4_to_16(self, fusion):
+        self.set_up_variant(fusion=fusion, dropout=0.0)
+        model = self.model.eval()
+        logits = model(**self.dataset.as_tensor_dict())["label_logits"]
+        for i, instance in enumerate(self.instances[:5]):
+            single = Batch([instance])
+            single.index_instances(self.vocab)
+            tensors = single.as_tensor_dict()
+            x_p = model._text_field_embedder(tensors["premise"])[0]
+            x_h = model._text_field_embedder(tensors["hypothesis"])[0]
+            Y, A, _ = reference_layer(model._encoder, x_p)
+            G, Al, _ = reference_inter_attention(model._inter_attention, x_h, Y, A)
+            if fusion == "shallow":
+                H, _, _ = reference_layer(model._decoder, torch.cat([x_h, G], dim=-1))
+            else:
+                H = reference_deep_decoder(model._decoder, model._fusion_gate, x_h, G, Al)
+            features = torch.cat([Y.mean(0), H.mean(0)])
+            expected = model._output(model._classifier_feedforward(features))
+            torch.testing.assert_close(logits[i], expected, atol=1e-5, rtol=0)
+
+    def test_predictions_carry_trimmed_attention(self):
+        self.set_up_variant()
+        output = self.model.forward_on_instances(self.instances[:2])[0]
+        n, m = len(output["hypothesis_tokens"]), len(output["premise_tokens"])
+        assert output["inter_attention"].shape == (n, m)
+        assert output["premise_intra_attention"].shape == (m, m)
+        assert output["hypothesis_intra_attention"].shape == (n, n)
+        torch.testing.assert_close(torch.as_tensor(output["inter_attention"]).sum(-1), torch.ones(n))

@@ -1,0 +1,35 @@
+// LSTMN language model on the Penn Treebank (Cheng et al. 2016, section 5.1), built from allennlp-models'
+// `language_model` with the `lstmn` encoder as its contextualizer and its `simple_language_modeling` reader.
+// Data: PTB_TRAIN, PTB_VALIDATION (Mikolov's ptb.{train,valid}.txt; default: a tiny PTB-format sample made from the
+// shipped SNLI sentences, since the PTB text is LDC-licensed). Each line is one sentence, read between <S> and </S>.
+// Settings (section 5.1): embeddings 150, hidden/memory 300, SGD lr 0.65 decayed by 0.85 when validation perplexity
+// does not improve, gradient norm clipped at 5, batch 40. LSTMN_LAYERS: 1 (paper: 1 and 3).
+// Test perplexity: allennlp evaluate ARCHIVE ptb.test.txt
+local layers = std.parseInt(std.extVar('LSTMN_LAYERS'));
+{
+  dataset_reader: {
+    type: 'simple_language_modeling',
+    tokenizer: { type: 'whitespace' },
+    token_indexers: { tokens: { type: 'single_id' } },
+    start_tokens: ['<S>'],
+    end_tokens: ['</S>'],
+  },
+  train_data_path: std.extVar('PTB_TRAIN'),
+  validation_data_path: std.extVar('PTB_VALIDATION'),
+  model: {
+    type: 'language_model',
+    bidirectional: false,
+    dropout: 0.5,
+    text_field_embedder: { token_embedders: { tokens: { type: 'embedding', embedding_dim: 150 } } },
+    contextualizer: { type: 'lstmn', input_size: 150, hidden_size: 300, num_layers: layers, dropout: 0.5 },
+  },
+  data_loader: { batch_sampler: { type: 'bucket', batch_size: 40 } },
+  trainer: {
+    optimizer: { type: 'sgd', lr: 0.65 },
+    learning_rate_scheduler: { type: 'reduce_on_plateau', mode: 'min', factor: 0.85, patience: 0, threshold: 0.01 },
+    grad_norm: 5.0,
+    validation_metric: '-perplexity',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}

@@ -1,0 +1,39 @@
+// LSTMN sentence classification on the Stanford Sentiment Treebank (Cheng et al. 2016, section 5.2), from
+// AllenNLP's `basic_classifier` with the `lstmn` encoder: the averaged hidden tape goes to a 2-layer ReLU network.
+// Data: SST_TRAIN, SST_VALIDATION (PTB-format trees, e.g. trees/train.txt; default: 40 shipped dev trees).
+// SST_GRANULARITY: '5-class' (fine-grained, default) or '2-class' (binary; neutral sentences dropped).
+// LSTMN_LAYERS: 1 or 2 (the paper reports both). Settings: memory 168, Adam (0.9, 0.999) lr 2e-3, L2 1e-4,
+// batch 5, dropout 0.5 on the classifier, GloVe-initialised embeddings that are fine-tuned (GLOVE_PATH,
+// EMBEDDING_DIM; the paper: 300d GloVe 840B with the GloVe words' gradient scaled by 0.35 in the first epoch,
+// which we do not reproduce).
+local layers = std.parseInt(std.extVar('LSTMN_LAYERS'));
+local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
+{
+  dataset_reader: {
+    type: 'sst_tokens',
+    granularity: std.extVar('SST_GRANULARITY'),
+    use_subtrees: false,
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  train_data_path: std.extVar('SST_TRAIN'),
+  validation_data_path: std.extVar('SST_VALIDATION'),
+  model: {
+    type: 'basic_classifier',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: true },
+      },
+    },
+    seq2seq_encoder: { type: 'lstmn', input_size: embedding_dim, hidden_size: 168, num_layers: layers },
+    seq2vec_encoder: { type: 'bag_of_embeddings', embedding_dim: 168, averaged: true },
+    feedforward: { input_dim: 168, num_layers: 2, hidden_dims: 168, activations: 'relu', dropout: 0.5 },
+    dropout: 0.5,
+  },
+  data_loader: { batch_sampler: { type: 'bucket', batch_size: 5 } },
+  trainer: {
+    optimizer: { type: 'adam', lr: 0.002, betas: [0.9, 0.999], weight_decay: 0.0001 },
+    validation_metric: '+accuracy',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}
