@@ -1,7 +1,14 @@
+import os
 import socket
 from pathlib import Path
 
 import pytest
+import torch
+
+# Test models are tiny: one intra-op thread is faster than two, and subprocesses (CLI, 2-process distributed
+# training) must not oversubscribe the cores, where OpenMP's spin-waiting makes small ops 10-40x slower.
+os.environ["OMP_NUM_THREADS"] = "1"
+torch.set_num_threads(1)
 
 from allennlp.common.plugins import import_plugins
 

@@ -7,15 +7,15 @@ from allennlp.models.model import Model
 from allennlp.modules import FeedForward, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_text_field_mask, masked_mean
-from allennlp.training.metrics import CategoricalAccuracy
 
+from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules.lstmn import LstmnInterAttention, LstmnLayer
 
 FUSIONS = ("shallow", "deep")
 
 
 @Model.register("lstmn_fusion")
-class LstmnFusion(Model):
+class LstmnFusion(PairClassifier):
     """
     Natural language inference with LSTMN attention fusion (Cheng, Dong and Lapata 2016, sections 4 and 5.3): an
     LSTMN encoder reads the premise (source) with intra-attention; an LSTMN decoder reads the hypothesis (target)
@@ -56,8 +56,6 @@ class LstmnFusion(Model):
     initializer : `InitializerApplicator`, optional
     """
 
-    default_predictor = "entailment_pairs"
-
     def __init__(
         self,
         vocab: Vocabulary,
@@ -70,7 +68,7 @@ class LstmnFusion(Model):
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
+        super().__init__(vocab, label_namespace, **kwargs)
         if fusion not in FUSIONS:
             raise ConfigurationError(f"lstmn_fusion: fusion must be one of {FUSIONS}, got {fusion!r}")
         if classifier_feedforward.get_input_dim() != 2 * hidden_size:
@@ -79,7 +77,11 @@ class LstmnFusion(Model):
             )
         self._text_field_embedder = text_field_embedder
         self._fusion = fusion
-        self._label_namespace = label_namespace
+        self.attention_axes = {
+            "premise_intra_attention": ("premise", "premise"),
+            "hypothesis_intra_attention": ("hypothesis", "hypothesis"),
+            "inter_attention": ("hypothesis", "premise"),
+        }
         embedding_dim = text_field_embedder.get_output_dim()
         self._encoder = LstmnLayer(embedding_dim, hidden_size)
         self._inter_attention = LstmnInterAttention(embedding_dim, hidden_size)
@@ -92,8 +94,6 @@ class LstmnFusion(Model):
         self._dropout = torch.nn.Dropout(dropout)
         self._classifier_feedforward = classifier_feedforward
         self._output = torch.nn.Linear(classifier_feedforward.get_output_dim(), vocab.get_vocab_size(label_namespace))
-        self._accuracy = CategoricalAccuracy()
-        self._loss = torch.nn.CrossEntropyLoss()
         (initializer or InitializerApplicator())(self)
 
     def forward(  # type: ignore
@@ -129,33 +129,8 @@ class LstmnFusion(Model):
         )
         label_logits = self._output(self._classifier_feedforward(self._dropout(features)))
         output_dict: Dict[str, Any] = {
-            "label_logits": label_logits,
-            "label_probs": torch.softmax(label_logits, dim=-1),
             "premise_intra_attention": premise_intra,
             "hypothesis_intra_attention": hypothesis_intra,
             "inter_attention": inter,
         }
-        if label is not None:
-            output_dict["loss"] = self._loss(label_logits, label.long().view(-1))
-            self._accuracy(label_logits, label)
-        if metadata is not None:
-            output_dict["premise_tokens"] = [item["premise_tokens"] for item in metadata]
-            output_dict["hypothesis_tokens"] = [item["hypothesis_tokens"] for item in metadata]
-        return output_dict
-
-    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Adds `label` and cuts the attention matrices to each example's own tokens."""
-        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
-        output_dict["label"] = [labels[int(index)] for index in output_dict["label_probs"].argmax(dim=-1)]
-        if "premise_tokens" in output_dict:
-            sizes = [(len(p), len(h)) for p, h in zip(output_dict["premise_tokens"], output_dict["hypothesis_tokens"])]
-            for key, (rows, columns) in (
-                ("premise_intra_attention", (0, 0)), ("hypothesis_intra_attention", (1, 1)), ("inter_attention", (1, 0))
-            ):
-                output_dict[key] = [
-                    weights[: size[rows], : size[columns]] for weights, size in zip(output_dict[key], sizes)
-                ]
-        return output_dict
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return {"accuracy": self._accuracy.get_metric(reset)}
+        return self._classification_outputs(output_dict, label_logits, label, metadata)

@@ -8,15 +8,15 @@ from allennlp.models.model import Model
 from allennlp.modules import TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_final_encoder_states, get_text_field_mask
-from allennlp.training.metrics import CategoricalAccuracy
 
+from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules import LastOutputAttention, WordByWordAttention, run_masked_lstm
 
 MODES = ("conditional", "attention", "word_by_word")
 
 
 @Model.register("rte_attention")
-class RteAttention(Model):
+class RteAttention(PairClassifier):
     """
     The recognising-textual-entailment models of Rocktäschel et al. (2016), "Reasoning about Entailment with Neural
     Attention" (ICLR), in one class:
@@ -72,8 +72,6 @@ class RteAttention(Model):
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
     """
 
-    default_predictor = "entailment_pairs"
-
     def __init__(
         self,
         vocab: Vocabulary,
@@ -87,13 +85,19 @@ class RteAttention(Model):
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
+        super().__init__(vocab, label_namespace, **kwargs)
         if mode not in MODES:
             raise ConfigurationError(f"rte_attention: mode must be one of {MODES}, got {mode!r}")
         self._text_field_embedder = text_field_embedder
         self._mode = mode
         self._two_way = two_way
-        self._label_namespace = label_namespace
+        if mode == "attention":
+            self.attention_axes = {"premise_attention": ("premise",), "hypothesis_attention": ("hypothesis",)}
+        elif mode == "word_by_word":  # one row per token of the sentence being read
+            self.attention_axes = {
+                "premise_attention": ("hypothesis", "premise"),
+                "hypothesis_attention": ("premise", "hypothesis"),
+            }
         self._input_projection = torch.nn.Linear(text_field_embedder.get_output_dim(), hidden_size)
         self._premise_lstm = torch.nn.LSTM(hidden_size, hidden_size, batch_first=True)
         self._hypothesis_lstm = (
@@ -111,8 +115,6 @@ class RteAttention(Model):
         self._dropout = torch.nn.Dropout(dropout)
         num_labels = vocab.get_vocab_size(label_namespace)
         self._classifier = torch.nn.Linear(hidden_size * (2 if two_way else 1), num_labels)
-        self._accuracy = CategoricalAccuracy()
-        self._loss = torch.nn.CrossEntropyLoss()
         (initializer or InitializerApplicator())(self)
 
     def _read_pair(
@@ -159,33 +161,4 @@ class RteAttention(Model):
             output_dict["premise_attention"] = premise_attention
 
         label_logits = self._classifier(self._dropout(pair))
-        output_dict["label_logits"] = label_logits
-        output_dict["label_probs"] = torch.softmax(label_logits, dim=-1)
-        if label is not None:
-            output_dict["loss"] = self._loss(label_logits, label.long().view(-1))
-            self._accuracy(label_logits, label)
-        if metadata is not None:
-            output_dict["premise_tokens"] = [item["premise_tokens"] for item in metadata]
-            output_dict["hypothesis_tokens"] = [item["hypothesis_tokens"] for item in metadata]
-        return output_dict
-
-    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """
-        Adds `label`, the argmax label string of each example, and cuts the attention matrices down to each
-        example's own tokens (they are padded to the batch's longest sentence).
-        """
-        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
-        output_dict["label"] = [labels[int(index)] for index in output_dict["label_probs"].argmax(dim=-1)]
-        if "premise_tokens" in output_dict:
-            lengths = list(zip(map(len, output_dict["premise_tokens"]), map(len, output_dict["hypothesis_tokens"])))
-            word_by_word = self._mode == "word_by_word"
-            for key, (attended, reader) in (("premise_attention", (0, 1)), ("hypothesis_attention", (1, 0))):
-                if key in output_dict:
-                    output_dict[key] = [
-                        weights[: sizes[reader], : sizes[attended]] if word_by_word else weights[: sizes[attended]]
-                        for weights, sizes in zip(output_dict[key], lengths)
-                    ]
-        return output_dict
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return {"accuracy": self._accuracy.get_metric(reset)}
+        return self._classification_outputs(output_dict, label_logits, label, metadata)

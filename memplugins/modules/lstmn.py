@@ -37,7 +37,7 @@ class LstmnLayer(torch.nn.Module):
     """
     `forward(inputs (B, T, input_size), mask (B, T), memory_addend (B, T, hidden) or None)` returns the hidden tape
     `(B, T, hidden)`, the memory tape `(B, T, hidden)` and the intra-attention weights `(B, T, T)` (row t is s^t over
-    slots i < t).
+    slots i < t; detached: they are for inspection, not for losses).
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
@@ -89,6 +89,8 @@ class LstmnLayer(torch.nn.Module):
                     self.scorer,
                     (torch.stack(tape, dim=1),),
                     mask[:, :t],
+                    # right padding: a real step t > 0 always has slot 0; padded steps are zeroed below anyway
+                    may_be_empty=False,
                 )
                 new_summary_hidden, summary_memory = summary[:, :hidden], summary[:, hidden:]
             step_mask = step_masks[t]
@@ -108,8 +110,11 @@ class LstmnLayer(torch.nn.Module):
             memory_tape.append(memory)
             tape.append(torch.cat([output, memory], dim=-1))
             key_tape.append(self.tape_key(output))  # W_h h_t, computed once per slot
-            weights_per_step.append(torch.nn.functional.pad(weights, (0, num_steps - t)) * step_mask)
-        return torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1), torch.stack(weights_per_step, 1)
+            weights_per_step.append(weights.detach() * step_mask)  # for inspection only: kept out of the graph
+        attention = inputs.new_zeros(batch_size, num_steps, num_steps)
+        for t, weights in enumerate(weights_per_step):
+            attention[:, t, :t] = weights
+        return torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1), attention
 
 
 class LstmnInterAttention(torch.nn.Module):

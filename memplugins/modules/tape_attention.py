@@ -23,14 +23,16 @@ def additive_tape_read(
     scorer: torch.nn.Linear,
     values: Sequence[torch.Tensor],
     mask: torch.BoolTensor,
+    may_be_empty: bool = True,
 ) -> Tuple[torch.Tensor, List[torch.Tensor]]:
     """
     keys: `(batch, slots, d)` projected tape; query: `(batch, d)`; scorer: `Linear(d, 1, bias=False)` (v or u);
-    values: tapes `(batch, slots, d_v)` to summarise; mask: `(batch, slots)`.
+    values: tapes `(batch, slots, d_v)` to summarise; mask: `(batch, slots)`; `may_be_empty=False` promises every row
+    of the mask has a True slot (skips the empty-tape correction).
     Returns the weights `(batch, slots)` and one summary `(batch, d_v)` per value tape.
     """
-    scores = scorer(torch.tanh(keys + query.unsqueeze(1))).squeeze(-1)
+    scores = torch.tanh(keys + query.unsqueeze(1)).matmul(scorer.weight[0])  # a matrix-vector product, not a GEMM
     weights = masked_softmax(scores, mask, memory_efficient=True)
-    # masked_softmax gives a uniform distribution over an all-masked row; an empty tape reads nothing.
-    weights = weights * mask.any(dim=-1, keepdim=True)
+    if may_be_empty:  # masked_softmax gives a uniform distribution over an all-masked row; an empty tape reads nothing
+        weights = weights * mask.any(dim=-1, keepdim=True)
     return weights, [torch.bmm(weights.unsqueeze(1), tape).squeeze(1) for tape in values]

@@ -1,0 +1,153 @@
+"""
+Real-data runs for the LSTMN (issue: LSTMN), not part of CI. One invocation runs every task below in sequence on
+the same machine and prints one table per task; results are kept under benchmarks/results/lstmn/.
+
+* PTB language modelling: training_config/ptb_lstmn_lm.jsonnet against the same config with allennlp's `lstm`
+  contextualizer of the same size (embeddings 150, hidden 300), each given the same wall-clock budget
+  (`--ptb-minutes`; "epochs" of `--ptb-batches` batches so that validation and checkpointing happen often; the best
+  checkpoint is kept), then perplexity on ptb.valid / ptb.test by `allennlp evaluate`.
+* SNLI: shallow and deep fusion (h = 100) trained on SNLI dev (9,842 pairs; train is not available here) for
+  `--snli-epochs`, evaluated on SNLI test (9,824), as in benchmarks/snli_rte.py.
+* SST: training_config/sst_lstmn.jsonnet, 1 layer, fine-grained and binary, trained on trees/train.txt with
+  trees/dev.txt for model selection, `--sst-epochs`, accuracy on trees/test.txt.
+
+GloVe: 6B 50d (the only vectors available here; the paper uses 300d 840B).
+
+    .venv/bin/python benchmarks/lstmn_real_data.py --data ../shared/data [--only ptb snli sst]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ALLENNLP = str(Path(sys.executable).parent / "allennlp")
+
+
+def train(config, out: Path, env, overrides=None, extra=()):
+    if (out / "model.tar.gz").exists():
+        return
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    command = [ALLENNLP, "train", config, "-s", str(out), "--include-package", "memplugins", *extra]
+    if overrides:
+        command += ["-o", json.dumps(overrides)]
+    started = time.time()
+    with open(f"{out}.train.log", "w") as log:
+        subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)  # budget stop exits 1
+    if not (out / "model.tar.gz").exists():
+        raise RuntimeError(f"training {config} produced no archive; see {out}.train.log")
+    print(f"{out.name}: trained in {time.time() - started:.0f} s", file=sys.stderr)
+
+
+def evaluate(archive: Path, data_file: str, env, extra=()) -> dict:
+    output = archive.parent / f"eval_{Path(data_file).name}.json"
+    if not output.exists():
+        subprocess.run(
+            [ALLENNLP, "evaluate", str(archive), data_file, "--output-file", str(output),
+             "--include-package", "memplugins", *extra],
+            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(f"{output}.log", "w"),
+        )
+    return json.loads(output.read_text())
+
+
+def epochs_and_seconds(out: Path):
+    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
+    if not epochs:
+        return 0, 0.0
+    last = json.loads(epochs[-1].read_text())
+    h, m, s = last["training_duration"].split(":")
+    return len(epochs), int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def run_ptb(args, base_env, results: Path) -> str:
+    data = Path(args.data) / "ptb"
+    env = {**base_env, "PTB_TRAIN": str(data / "ptb.train.txt"), "PTB_VALIDATION": str(data / "ptb.valid.txt"),
+           "NUM_EPOCHS": "1000", "PYTHONPATH": str(ROOT / "benchmarks")}
+    common = {"data_loader.batches_per_epoch": args.ptb_batches,
+              "trainer.callbacks": [{"type": "time_budget", "minutes": args.ptb_minutes}]}
+    variants = {
+        "lstmn": common,
+        "lstm": {**common, "model.contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300,
+                                                    "num_layers": 1, "dropout": 0.5}},
+    }
+    lines = [f"PTB LM, same wall-clock budget of {args.ptb_minutes} min each (2 CPU cores), emb 150, hidden 300",
+             "| contextualizer | batches trained | valid ppl | test ppl |", "|---|---:|---:|---:|"]
+    for name, overrides in variants.items():
+        out = results / "ptb" / name
+        train("training_config/ptb_lstmn_lm.jsonnet", out, env, overrides, ["--include-package", "time_budget"])
+        valid = evaluate(out / "model.tar.gz", str(data / "ptb.valid.txt"), env)
+        test = evaluate(out / "model.tar.gz", str(data / "ptb.test.txt"), env)
+        epochs, _ = epochs_and_seconds(out)
+        lines.append(f"| {name} | {epochs * args.ptb_batches:,} | {valid['perplexity']:.1f} | {test['perplexity']:.1f} |")
+    return "\n".join(lines)
+
+
+def run_snli(args, base_env, results: Path) -> str:
+    data = Path(args.data)
+    env = {**base_env, "SNLI_TRAIN": str(data / "snli" / "snli_1.0_dev.jsonl.gz"), "SNLI_VALIDATION": "",
+           "GLOVE_PATH": str(data / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"), "EMBEDDING_DIM": "50",
+           "NUM_EPOCHS": str(args.snli_epochs)}
+    lines = [f"SNLI dev (9,842) -> test (9,824), GloVe 6B 50d, h = 100, {args.snli_epochs} epochs",
+             "| model | SNLI test acc. | s / epoch | trainable params |", "|---|---:|---:|---:|"]
+    for fusion in ("shallow", "deep"):
+        out = results / "snli" / fusion
+        train(f"training_config/snli_lstmn_{fusion}_fusion.jsonnet", out, env)
+        test = evaluate(out / "model.tar.gz", str(data / "snli" / "snli_1.0_test.jsonl.gz"), env)
+        epochs, seconds = epochs_and_seconds(out)
+        lines.append(f"| lstmn_fusion {fusion} | {test['accuracy']:.4f} | {seconds / max(epochs, 1):.1f} | "
+                     f"{count_trainable(out / 'model.tar.gz', exclude='embedder'):,} |")
+    return "\n".join(lines)
+
+
+def run_sst(args, base_env, results: Path) -> str:
+    trees = Path(args.data) / "sst" / "trees"
+    env = {**base_env, "SST_TRAIN": str(trees / "train.txt"), "SST_VALIDATION": str(trees / "dev.txt"),
+           "GLOVE_PATH": str(Path(args.data) / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"), "EMBEDDING_DIM": "50",
+           "NUM_EPOCHS": str(args.sst_epochs), "LSTMN_LAYERS": "1"}
+    lines = [f"SST sentences, 1-layer LSTMN (memory 168), GloVe 6B 50d, {args.sst_epochs} epochs, best dev epoch",
+             "| task | test acc. | best dev acc. | s / epoch |", "|---|---:|---:|---:|"]
+    for granularity in ("5-class", "2-class"):
+        out = results / "sst" / granularity
+        train("training_config/sst_lstmn.jsonnet", out, {**env, "SST_GRANULARITY": granularity})
+        test = evaluate(out / "model.tar.gz", str(trees / "test.txt"), env)
+        metrics = json.loads((out / "metrics.json").read_text())
+        epochs, seconds = epochs_and_seconds(out)
+        lines.append(f"| {granularity} | {test['accuracy']:.4f} | {metrics['best_validation_accuracy']:.4f} | "
+                     f"{seconds / max(epochs, 1):.1f} |")
+    return "\n".join(lines)
+
+
+def count_trainable(archive: Path, exclude: str) -> int:
+    import memplugins  # noqa: F401
+    from allennlp.models.archival import load_archive
+
+    model = load_archive(str(archive)).model
+    return sum(p.numel() for n, p in model.named_parameters() if p.requires_grad and exclude not in n)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "lstmn"))
+    parser.add_argument("--only", nargs="*", default=["snli", "sst", "ptb"])
+    parser.add_argument("--ptb-minutes", type=float, default=10)
+    parser.add_argument("--ptb-batches", type=int, default=150)
+    parser.add_argument("--snli-epochs", type=int, default=5)
+    parser.add_argument("--sst-epochs", type=int, default=3)
+    args = parser.parse_args()
+    results = Path(args.out)
+    runners = {"ptb": run_ptb, "snli": run_snli, "sst": run_sst}
+    tables = []
+    for task in args.only:
+        table = runners[task](args, dict(os.environ), results)
+        print(table + "\n", flush=True)
+        tables.append(table)
+    (results / "tables.md").write_text("\n\n".join(tables) + "\n")
+
+
+if __name__ == "__main__":
+    main()
