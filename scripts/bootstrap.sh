@@ -15,15 +15,16 @@ have="$(cat "$STAMP" 2>/dev/null || true)"
 if [[ ! -x "$VENV/bin/python" || "$want" != "$have" ]]; then
     echo "[memplugins] setting up $VENV (first run or requirements changed; takes a few minutes)" >&2
     command -v "$PYTHON" >/dev/null || { echo "[memplugins] $PYTHON not found: Python 3.11 is required" >&2; exit 1; }
+    # pip on machines with a local wheel mirror warns once per package about mirror folders it skips
+    quiet_pip() { "$VENV/bin/python" -m pip "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; }
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=23.2"
     # 1. the explicit runtime stack, pinned exactly by the lock file that was tested
-    "$VENV/bin/python" -m pip install --quiet -r "$ROOT/requirements/requirements.txt" -c "$ROOT/requirements/constraints.lock"
+    quiet_pip install --quiet -r "$ROOT/requirements/requirements.txt" -c "$ROOT/requirements/constraints.lock"
     # 2. allennlp / allennlp-models without their (uninstallable) dependency pins
-    "$VENV/bin/python" -m pip install --quiet --no-deps -r "$ROOT/requirements/no-deps.txt"
+    quiet_pip install --quiet --no-deps -r "$ROOT/requirements/no-deps.txt"
     # 3. this package, editable, so the checkout is what runs
-    "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$ROOT"
+    quiet_pip install --quiet --no-deps --no-build-isolation -e "$ROOT"
     echo "$want" > "$STAMP"
     echo "[memplugins] $VENV ready" >&2
 fi

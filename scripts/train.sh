@@ -14,5 +14,5 @@ cat <<MSG
 
 [memplugins] model archive: $OUT/model.tar.gz
 [memplugins] predict with:
-    .venv/bin/allennlp predict $OUT/model.tar.gz fixtures/snli/predict_sample.jsonl --include-package memplugins --silent
+    .venv/bin/allennlp predict $OUT/model.tar.gz fixtures/snli/predict_sample.jsonl --include-package memplugins
 MSG
