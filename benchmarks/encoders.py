@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from memplugins.encoders import LstmnEncoder
+from memplugins.encoders import LstmnEncoder, NseEncoder
 
 
 def build(name: str, dim: int) -> torch.nn.Module:
@@ -20,6 +20,8 @@ def build(name: str, dim: int) -> torch.nn.Module:
         return torch.nn.LSTM(dim, dim, batch_first=True)
     if name == "lstmn":
         return LstmnEncoder(dim, dim)
+    if name == "nse":
+        return NseEncoder(dim, dim)
     raise ValueError(name)
 
 
@@ -36,7 +38,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn"])
+    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse"])
     args = parser.parse_args()
     device = torch.device(args.device)
     torch.manual_seed(0)

@@ -6,7 +6,7 @@ component with AllenNLP's registries.
 """
 from memplugins import compat  # noqa: F401  (first: patches AllenNLP before anything else is registered)
 from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: F401
-from memplugins.encoders import LstmnEncoder  # noqa: F401
+from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: F401
 from memplugins.fields import BinaryTreeField  # noqa: F401
 from memplugins.readers import SnliParsedReader  # noqa: F401
 from memplugins.models import RteAttention  # noqa: F401

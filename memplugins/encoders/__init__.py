@@ -1,1 +1,2 @@
 from memplugins.encoders.lstmn import LstmnEncoder
+from memplugins.encoders.nse import NseEncoder, NseOutput

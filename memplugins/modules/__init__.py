@@ -2,3 +2,4 @@ from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.rte_attention import LastOutputAttention, WordByWordAttention
 from memplugins.modules.tape_attention import additive_tape_read
 from memplugins.modules.lstmn import LstmnInterAttention, LstmnLayer
+from memplugins.modules.memory import memory_read, memory_write

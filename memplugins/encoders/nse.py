@@ -1,0 +1,177 @@
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+
+from memplugins.modules.masked_lstm import run_masked_lstm
+from memplugins.modules.memory import memory_read, memory_write
+
+OUTPUTS = ("hidden", "memory")
+
+
+class NseOutput(NamedTuple):
+    """Everything one NSE pass produces (see `NseEncoder.encode`)."""
+
+    hidden: torch.Tensor  # h_t, (B, T, k); 0 at padding
+    memory: torch.Tensor  # M_T, (B, T, k): the final encoding memory
+    keys: torch.Tensor  # z_t over the own memory, (B, T, T): row t is step t's key; 0 at padding
+    extra_memories: List[torch.Tensor]  # M^n_T for each extra memory (unchanged when write_extra_memories is false)
+    extra_keys: List[torch.Tensor]  # z^n_t, (B, T, n_slots) each
+
+
+@Seq2SeqEncoder.register("nse")
+class NseEncoder(Seq2SeqEncoder):
+    """
+    Neural Semantic Encoder (Munkhdalai and Yu 2017, "Neural Semantic Encoders", EACL), with multiple memory access
+    (MMA-NSE, section 3.2). The encoding memory M_0 holds one slot per input token, initialised from the inputs
+    (through a linear projection when `input_size != hidden_size`). For t = 1..T:
+
+        o_t = f_r^LSTM(x_t)                                  (1)  read LSTM over the inputs
+        z_t = softmax(o_t^T M_{t-1})                          (2)  key over the memory slots
+        m_{r,t} = z_t^T M_{t-1}                               (3)  retrieved slot
+        z_t^n = softmax(o_t^T M^n_{t-1}),  m^n_{r,t} = z_t^{nT} M^n_{t-1}       (10, 11) each extra memory n
+        c_t = f_c^MLP(o_t, m_{r,t}, m^1_{r,t}, ...)           (4, 12)  compose: ReLU(W [o_t; m_r; m^1_r; ...] + b)
+        h_t = f_w^LSTM(c_t)                                   (5, 13)  write LSTM
+        M_t = M_{t-1} ⊙ (1 - z_t e_k^T) + z_t h_t^T           (6, 14)  erase and write where the key points
+        M^n_t likewise with z^n_t                             (15)     (if `write_extra_memories`)
+
+    The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
+    read-compose-write loop steps. The memory operations live in `memplugins.modules.memory`.
+
+    Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
+    of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
+    masked the same way, and a padded step changes nothing, so a padded batch gives the same outputs as each sequence
+    alone. The paper does not specify the compose MLP beyond "MLP"; we use one ReLU layer of size k.
+
+    As a `Seq2SeqEncoder`, `forward(inputs, mask)` returns h_t per token (`output="hidden"`) or the final memory
+    M_T (`output="memory"`, one slot per token, the same shape). Models that need more call `encode(...)`, which
+    returns an `NseOutput` with the final memory and the keys z_t, and which takes extra memories for MMA-NSE. The
+    last `forward`'s `NseOutput` is also kept in `last_output` (for visualisation of z_t from any config).
+
+    Registered as a `Seq2SeqEncoder` with name "nse".
+
+    # Parameters
+
+    input_size : `int`
+        Size of x_t.
+    hidden_size : `int`
+        k: size of o_t, h_t and of every memory slot (extra memories must have slots of this size too).
+    num_read_layers : `int`, optional (default = `1`)
+        Layers of the read LSTM f_r.
+    num_write_layers : `int`, optional (default = `1`)
+        Layers of the write LSTM f_w.
+    num_extra_memories : `int`, optional (default = `0`)
+        How many extra memories `encode` is given (MMA-NSE); fixes the compose MLP's input size (2 + n) k.
+    write_extra_memories : `bool`, optional (default = `True`)
+        Write h_t back into the extra memories (eq. 15, the paper's behaviour); if false they are only read.
+    output : `str`, optional (default = `"hidden"`)
+        What `forward` returns: "hidden" (h_t) or "memory" (M_T).
+    dropout : `float`, optional (default = `0.0`)
+        Dropout on o_t and on h_t (the paper regularises the read/write networks with dropout).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_read_layers: int = 1,
+        num_write_layers: int = 1,
+        num_extra_memories: int = 0,
+        write_extra_memories: bool = True,
+        output: str = "hidden",
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__(stateful=False)
+        if output not in OUTPUTS:
+            raise ConfigurationError(f"nse: output must be one of {OUTPUTS}, got {output!r}")
+        self._input_size = input_size
+        self._hidden_size = hidden_size
+        self._num_extra_memories = num_extra_memories
+        self._write_extra_memories = write_extra_memories
+        self._output = output
+        self.memory_projection = (
+            torch.nn.Linear(input_size, hidden_size, bias=False) if input_size != hidden_size else None
+        )
+        self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, batch_first=True)  # f_r
+        self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, hidden_size)  # f_c
+        self.write_cells = torch.nn.ModuleList(  # f_w, stepped
+            torch.nn.LSTMCell(hidden_size, hidden_size) for _ in range(num_write_layers)
+        )
+        self._dropout = torch.nn.Dropout(dropout)
+        self.last_output: Optional[NseOutput] = None
+
+    def get_input_dim(self) -> int:
+        return self._input_size
+
+    def get_output_dim(self) -> int:
+        return self._hidden_size
+
+    def is_bidirectional(self) -> bool:
+        return False
+
+    def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        if self._num_extra_memories:
+            raise ConfigurationError("nse with num_extra_memories > 0 needs the memories: call encode(...)")
+        self.last_output = self.encode(inputs, mask)
+        return self.last_output.hidden if self._output == "hidden" else self.last_output.memory
+
+    def initial_memory(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        """M_0: the inputs (projected to k if needed), zero at padding."""
+        memory = self.memory_projection(inputs) if self.memory_projection is not None else inputs
+        return memory * mask.unsqueeze(-1)
+
+    def encode(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
+    ) -> NseOutput:
+        """
+        inputs `(B, T, input_size)`, mask `(B, T)`, extra_memories: `num_extra_memories` pairs of a memory
+        `(B, n_slots, k)` and its mask `(B, n_slots)` (e.g. another NSE's `NseOutput.memory` and its mask).
+        """
+        if len(extra_memories) != self._num_extra_memories:
+            raise ConfigurationError(
+                f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"
+            )
+        batch_size, num_steps, _ = inputs.size()
+        memory = self.initial_memory(inputs, mask)
+        extras = [extra for extra, _ in extra_memories]
+        extra_masks = [extra_mask for _, extra_mask in extra_memories]
+        read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
+        read_outputs = self._dropout(read_outputs)
+        states = [
+            (inputs.new_zeros(batch_size, self._hidden_size), inputs.new_zeros(batch_size, self._hidden_size))
+            for _ in self.write_cells
+        ]
+        hidden, keys, extra_keys = [], [], [[] for _ in extras]
+        for t, (o_t, step_mask) in enumerate(zip(read_outputs.unbind(1), mask.unsqueeze(-1).unbind(1))):
+            z_t, m_t = memory_read(memory, mask, o_t)  # (2), (3)
+            retrieved = [m_t]
+            extra_reads = [memory_read(extra, extra_mask, o_t) for extra, extra_mask in zip(extras, extra_masks)]
+            retrieved += [m_n for _, m_n in extra_reads]  # (10), (11)
+            c_t = torch.relu(self.compose(torch.cat([o_t] + retrieved, dim=-1)))  # (4) / (12)
+            layer_input, new_states = c_t, []
+            for cell, (h, c) in zip(self.write_cells, states):  # (5) / (13)
+                h_new, c_new = cell(layer_input, (h, c))
+                new_states.append((torch.where(step_mask, h_new, h), torch.where(step_mask, c_new, c)))
+                layer_input = h_new
+            states = new_states
+            h_t = self._dropout(layer_input) * step_mask
+            z_t = z_t * step_mask  # a padded step writes nothing
+            memory = memory_write(memory, z_t, h_t)  # (6) / (14)
+            for n, (z_n, _) in enumerate(extra_reads):
+                z_n = z_n * step_mask
+                if self._write_extra_memories:
+                    extras[n] = memory_write(extras[n], z_n, h_t)  # (15)
+                extra_keys[n].append(z_n)
+            hidden.append(h_t)
+            keys.append(z_t)
+        return NseOutput(
+            hidden=torch.stack(hidden, 1),
+            memory=memory,
+            keys=torch.stack(keys, 1),
+            extra_memories=extras,
+            extra_keys=[torch.stack(k, 1) for k in extra_keys],
+        )

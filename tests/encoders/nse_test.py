@@ -1,0 +1,151 @@
+"""The `nse` encoder against a slow per-example loop written directly from eq. 1-6 and 7-15 of Munkhdalai & Yu (2017)."""
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules import Seq2SeqEncoder
+
+from memplugins.encoders import NseEncoder
+from tests.encoders.lstmn_test import randomize
+
+LENGTHS = [5, 2, 1, 4]
+EXTRA_LENGTHS = [3, 6, 2, 1]
+
+
+def padded(lengths, size, seed, garbage=37.0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(len(lengths), max(lengths), size, generator=generator)
+    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
+    x[~mask] = garbage
+    return x, mask
+
+
+def lstm_step(weight_ih, weight_hh, bias_ih, bias_hh, x, h, c):
+    i, f, g, o = (weight_ih @ x + bias_ih + weight_hh @ h + bias_hh).chunk(4)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def reference_nse(encoder, x, extras=()):
+    """Eq. 1-6 (7-15 with extra memories) for one unpadded sequence; memories as lists of slot vectors."""
+    k = encoder.get_output_dim()
+    M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
+    extras = [list(extra) for extra in extras]
+    # (1) read LSTM, layer by layer, step by step
+    layer_input = list(x)
+    for layer in range(encoder.read_lstm.num_layers):
+        w = [getattr(encoder.read_lstm, f"{name}_l{layer}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        h, c, outputs = torch.zeros(k), torch.zeros(k), []
+        for x_t in layer_input:
+            h, c = lstm_step(*w, x_t, h, c)
+            outputs.append(h)
+        layer_input = outputs
+    o = layer_input
+    write_states = [(torch.zeros(k), torch.zeros(k)) for _ in encoder.write_cells]
+    H, Z, ZN = [], [], [[] for _ in extras]
+    for o_t in o:
+        z_t = torch.softmax(torch.stack([o_t @ m_i for m_i in M]), 0)  # (2)
+        m_rt = sum(z_i * m_i for z_i, m_i in zip(z_t, M))  # (3)
+        reads = []
+        for n, memory_n in enumerate(extras):
+            z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory_n]), 0)  # (10)
+            reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory_n))))  # (11)
+        c_t = torch.relu(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4) / (12)
+        layer_input, new_states = c_t, []
+        for cell, (h, c) in zip(encoder.write_cells, write_states):  # (5) / (13)
+            h, c = lstm_step(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, layer_input, h, c)
+            new_states.append((h, c))
+            layer_input = h
+        write_states, h_t = new_states, layer_input
+        M = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_t, M)]  # (6) / (14)
+        for n, (z_n, _) in enumerate(reads):
+            if encoder._write_extra_memories:
+                extras[n] = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_n, extras[n])]  # (15)
+            ZN[n].append(z_n)
+        H.append(h_t)
+        Z.append(z_t)
+    return torch.stack(H), torch.stack(M), torch.stack(Z), [torch.stack(e) for e in extras], [torch.stack(z) for z in ZN]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"input_size": 4, "hidden_size": 4},
+        {"input_size": 6, "hidden_size": 4, "num_read_layers": 2, "num_write_layers": 2},
+    ],
+)
+def test_nse_equals_reference_of_eq_1_to_6(options):
+    encoder = randomize(NseEncoder(**options)).eval()
+    x, mask = padded(LENGTHS, options["input_size"], seed=3)
+    out = encoder.encode(x, mask)
+    for b, length in enumerate(LENGTHS):
+        H, M, Z, _, _ = reference_nse(encoder, x[b, :length])
+        torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
+        torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
+        torch.testing.assert_close(out.keys[b, :length, :length], Z, atol=1e-5, rtol=0)
+        assert (out.hidden[b, length:] == 0).all() and (out.keys[b, :, length:] == 0).all()
+        assert (out.memory[b, length:] == 0).all()  # padded slots: zero at the start, never written
+
+
+@pytest.mark.parametrize("write_extra", [True, False])
+def test_mma_nse_equals_reference_of_eq_7_to_15(write_extra):
+    encoder = randomize(NseEncoder(4, 4, num_extra_memories=2, write_extra_memories=write_extra), seed=5).eval()
+    x, mask = padded(LENGTHS, 4, seed=1)
+    first, first_mask = padded(EXTRA_LENGTHS, 4, seed=2, garbage=-9.0)
+    second, second_mask = padded([2, 2, 3, 1], 4, seed=4, garbage=11.0)
+    out = encoder.encode(x, mask, [(first, first_mask), (second, second_mask)])
+    for b, length in enumerate(LENGTHS):
+        lengths = (EXTRA_LENGTHS[b], [2, 2, 3, 1][b])
+        extras = (first[b, : lengths[0]], second[b, : lengths[1]])
+        H, M, Z, E, ZN = reference_nse(encoder, x[b, :length], extras)
+        torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
+        torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
+        for n in range(2):
+            torch.testing.assert_close(out.extra_memories[n][b, : lengths[n]], E[n], atol=1e-5, rtol=0)
+            torch.testing.assert_close(out.extra_keys[n][b, :length, : lengths[n]], ZN[n], atol=1e-5, rtol=0)
+    # padded slots of the extra memories are never written
+    torch.testing.assert_close(out.extra_memories[0][~first_mask], first[~first_mask])
+    if not write_extra:
+        torch.testing.assert_close(out.extra_memories[0], first)
+
+
+def test_padding_invariance():
+    encoder = randomize(NseEncoder(6, 4, num_extra_memories=1), seed=7).eval()
+    x, mask = padded(LENGTHS, 6, seed=8)
+    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=9)
+    batched = encoder.encode(x, mask, [(extra, extra_mask)])
+    for b, length in enumerate(LENGTHS):
+        alone = encoder.encode(
+            x[b : b + 1, :length], mask[b : b + 1, :length],
+            [(extra[b : b + 1, : EXTRA_LENGTHS[b]], extra_mask[b : b + 1, : EXTRA_LENGTHS[b]])],
+        )
+        torch.testing.assert_close(batched.hidden[b : b + 1, :length], alone.hidden, atol=1e-6, rtol=0)
+        torch.testing.assert_close(batched.memory[b : b + 1, :length], alone.memory, atol=1e-6, rtol=0)
+        torch.testing.assert_close(
+            batched.extra_memories[0][b : b + 1, : EXTRA_LENGTHS[b]], alone.extra_memories[0], atol=1e-6, rtol=0
+        )
+
+
+def test_gradients_reach_every_parameter():
+    encoder = NseEncoder(6, 4, num_read_layers=2, num_write_layers=2, num_extra_memories=1)
+    x, mask = padded(LENGTHS, 6, seed=8)
+    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=9)
+    out = encoder.encode(x, mask, [(extra, extra_mask)])
+    (out.hidden.sum() + out.memory.sum() + out.extra_memories[0].sum()).backward()
+    for name, parameter in encoder.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+def test_seq2seq_encoder_interface_and_outputs():
+    encoder = Seq2SeqEncoder.from_params(Params({"type": "nse", "input_size": 6, "hidden_size": 4}))
+    x, mask = padded(LENGTHS, 6, seed=8)
+    hidden = encoder(x, mask)
+    assert hidden.shape == (4, 5, 4) and encoder.get_output_dim() == 4 and not encoder.is_bidirectional()
+    assert encoder.last_output.keys.shape == (4, 5, 5)
+    memory_encoder = NseEncoder(6, 4, output="memory")
+    memory_encoder.load_state_dict(encoder.state_dict())
+    torch.testing.assert_close(memory_encoder(x, mask), encoder.last_output.memory)
+    with pytest.raises(ConfigurationError, match="call encode"):
+        NseEncoder(4, 4, num_extra_memories=1)(x[..., :4], mask)
+    with pytest.raises(ConfigurationError, match="output must be one of"):
+        NseEncoder(4, 4, output="keys")
