@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/bootstrap.sh"
 cd "$ROOT"
-CONFIG="${1:-training_config/snli_rte_word_by_word.jsonnet}"
+CONFIG="${1:-training_config/snli_mma_nse.jsonnet}"
 OUT="${2:-runs/$(basename "$CONFIG" .jsonnet)-$(date +%Y%m%d-%H%M%S)}"
 shift $(( $# > 2 ? 2 : $# ))
 allennlp train "$CONFIG" -s "$OUT" --include-package memplugins "$@"

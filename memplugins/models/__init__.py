@@ -1,2 +1,3 @@
 from memplugins.models.rte_attention import RteAttention
 from memplugins.models.lstmn_fusion import LstmnFusion
+from memplugins.models.nse_pair_classifier import NsePairClassifier

@@ -1,0 +1,40 @@
+// NSE pair classifiers on SNLI (Munkhdalai and Yu 2017, section 4.1); see memplugins/models/nse_pair_classifier.py.
+// Data: SNLI_TRAIN, SNLI_VALIDATION ('' trains without validation), GLOVE_PATH, EMBEDDING_DIM, NUM_EPOCHS
+// (the paper trains 40 epochs: NUM_EPOCHS=40; the default is the shared 10).
+// Settings (section 4.1): k = 300, batch 128, Adam lr 3e-4, L2 3e-5, dropout 0.3, fixed embeddings (the paper:
+// 300d GloVe 840B, so memory slots are the embeddings themselves; with 50d vectors the memory is initialised
+// through a linear projection to k), MLP with one 1024-unit ReLU layer.
+local validation = std.extVar('SNLI_VALIDATION');
+function(variant, hidden_size=300) {
+  dataset_reader: {
+    type: 'snli_parsed',
+    tokenizer: { type: 'spacy_blank' },
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  train_data_path: std.extVar('SNLI_TRAIN'),
+  [if validation != '' then 'validation_data_path']: validation,
+  model: {
+    type: 'nse_pair_classifier',
+    variant: variant,
+    hidden_size: hidden_size,
+    dropout: 0.3,
+    text_field_embedder: {
+      token_embedders: {
+        tokens: {
+          type: 'embedding',
+          embedding_dim: std.parseInt(std.extVar('EMBEDDING_DIM')),
+          pretrained_file: std.extVar('GLOVE_PATH'),
+          trainable: false,
+        },
+      },
+    },
+    classifier_feedforward: { input_dim: 4 * hidden_size, num_layers: 1, hidden_dims: 1024, activations: 'relu' },
+  },
+  data_loader: { batch_sampler: { type: 'bucket', batch_size: 128 } },
+  trainer: {
+    optimizer: { type: 'adam', lr: 0.0003, weight_decay: 0.00003 },
+    validation_metric: '+accuracy',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}
