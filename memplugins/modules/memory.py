@@ -18,12 +18,13 @@ from allennlp.nn.util import masked_softmax
 
 def memory_read(memory: torch.Tensor, memory_mask: torch.BoolTensor, query: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """memory `(B, l, k)`, memory_mask `(B, l)`, query `(B, k)`; returns the key z `(B, l)` and m_r `(B, k)`."""
-    scores = torch.bmm(memory, query.unsqueeze(-1)).squeeze(-1)  # o^T M
+    # elementwise products and sums: faster on CPU than bmm's batched matrix-vector products
+    scores = (memory * query.unsqueeze(1)).sum(-1)  # o^T M
     keys = masked_softmax(scores, memory_mask, memory_efficient=True)
-    return keys, torch.bmm(keys.unsqueeze(1), memory).squeeze(1)
+    return keys, (keys.unsqueeze(-1) * memory).sum(1)
 
 
 def memory_write(memory: torch.Tensor, keys: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
     """memory `(B, l, k)`, keys z `(B, l)` (0 where nothing may be written), value h `(B, k)`; returns the new memory."""
-    z = keys.unsqueeze(-1)
-    return memory * (1 - z) + z * value.unsqueeze(1)
+    # lerp computes (1 - z) * M + z * h in one fused operation
+    return torch.lerp(memory, value.unsqueeze(1).expand_as(memory), keys.unsqueeze(-1))
