@@ -102,6 +102,8 @@ CONFIG_DEFAULTS = {
     "SST_TRAIN": "fixtures/sst/dev_sample.txt",
     "SST_VALIDATION": "fixtures/sst/dev_sample.txt",
     "SST_GRANULARITY": "5-class",
+    "WIKIQA_TRAIN": "fixtures/wikiqa/WikiQA-train.sample.txt",
+    "WIKIQA_VALIDATION": "fixtures/wikiqa/WikiQA-dev.sample.tsv",
     "LSTMN_LAYERS": "1",
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",

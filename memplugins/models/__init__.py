@@ -1,3 +1,4 @@
 from memplugins.models.rte_attention import RteAttention
 from memplugins.models.lstmn_fusion import LstmnFusion
 from memplugins.models.nse_pair_classifier import NsePairClassifier
+from memplugins.models.answer_selection import AnswerSelection

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -13,6 +13,34 @@ from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules.rte_attention import LastOutputAttention
 
 VARIANTS = ("nse", "mma_nse", "mma_nse_attention")
+
+
+def encode_nse_pair(
+    first_encoder: NseEncoder,
+    second_encoder: NseEncoder,
+    attention: Optional[LastOutputAttention],
+    first: torch.Tensor,
+    first_mask: torch.BoolTensor,
+    second: torch.Tensor,
+    second_mask: torch.BoolTensor,
+) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
+    """
+    Encodes `first` with its own memory, then `second` (reading, with MMA, the first's final memory when
+    `second_encoder` has an extra memory); the first's representation is its last output, or with `attention`
+    the blend of its outputs attended by the second's last output. Returns both representations and the
+    inspection outputs (`first_keys`, `second_keys`, `second_first_keys`, `first_attention`).
+    """
+    first_encoding = first_encoder.encode(first, first_mask)
+    extra = [(first_encoding.memory, first_mask)] if second_encoder._num_extra_memories else []
+    second_encoding = second_encoder.encode(second, second_mask, extra)
+    h_first = get_final_encoder_states(first_encoding.hidden, first_mask)
+    h_second = get_final_encoder_states(second_encoding.hidden, second_mask)
+    inspection = {"first_keys": first_encoding.keys, "second_keys": second_encoding.keys}
+    if extra:
+        inspection["second_first_keys"] = second_encoding.extra_keys[0]
+    if attention is not None:
+        h_first, inspection["first_attention"] = attention(first_encoding.hidden, first_mask, h_second)
+    return h_first, h_second, inspection
 
 
 @Model.register("nse_pair_classifier")
@@ -108,18 +136,13 @@ class NsePairClassifier(PairClassifier):
     ) -> Dict[str, Any]:
         premise_mask = get_text_field_mask(premise)
         hypothesis_mask = get_text_field_mask(hypothesis)
-        premise_encoding = self._premise_encoder.encode(self._text_field_embedder(premise), premise_mask)
-        extra = [] if self._variant == "nse" else [(premise_encoding.memory, premise_mask)]
-        hypothesis_encoding = self._hypothesis_encoder.encode(self._text_field_embedder(hypothesis), hypothesis_mask, extra)
-        h_premise = get_final_encoder_states(premise_encoding.hidden, premise_mask)
-        h_hypothesis = get_final_encoder_states(hypothesis_encoding.hidden, hypothesis_mask)
-        output_dict: Dict[str, Any] = {"premise_keys": premise_encoding.keys, "hypothesis_keys": hypothesis_encoding.keys}
-        if self._variant != "nse":
-            output_dict["hypothesis_premise_keys"] = hypothesis_encoding.extra_keys[0]
-        if self._attention is not None:
-            h_premise, output_dict["premise_attention"] = self._attention(
-                premise_encoding.hidden, premise_mask, h_hypothesis
-            )
+        h_premise, h_hypothesis, inspection = encode_nse_pair(
+            self._premise_encoder, self._hypothesis_encoder, self._attention,
+            self._text_field_embedder(premise), premise_mask, self._text_field_embedder(hypothesis), hypothesis_mask,
+        )
+        names = {"first_keys": "premise_keys", "second_keys": "hypothesis_keys",
+                 "second_first_keys": "hypothesis_premise_keys", "first_attention": "premise_attention"}
+        output_dict: Dict[str, Any] = {names[key]: value for key, value in inspection.items()}
         features = torch.cat(
             [h_premise, h_hypothesis, (h_premise - h_hypothesis).abs(), h_premise * h_hypothesis], dim=-1
         )

@@ -1,0 +1,1 @@
+from memplugins.metrics.ranking import MapMrr

@@ -1,0 +1,36 @@
+// Answer sentence selection on WikiQA with MMA-NSE attention (Munkhdalai and Yu 2017, section 4.2).
+// Data: WIKIQA_TRAIN, WIKIQA_VALIDATION (WikiQA-{train,dev}.txt or .tsv; default: the shipped samples),
+// GLOVE_PATH, EMBEDDING_DIM, NUM_EPOCHS (the paper: 10). Settings: fixed GloVe (the paper: 300d 840B) mapped
+// linearly to 512-d inputs, two-layer read/write LSTMs, k = 512, batch 4, Adam lr 1e-5, 40% dropout after the
+// embeddings, no L2. Model selection on dev MAP. Test: allennlp evaluate ARCHIVE WikiQA-test.tsv
+local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
+{
+  dataset_reader: {
+    type: 'wikiqa',
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  train_data_path: std.extVar('WIKIQA_TRAIN'),
+  validation_data_path: std.extVar('WIKIQA_VALIDATION'),
+  model: {
+    type: 'answer_selection',
+    hidden_size: 512,
+    dropout: 0.4,
+    text_field_embedder: {
+      token_embedders: {
+        tokens: {
+          type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'),
+          trainable: false, projection_dim: 512,
+        },
+      },
+    },
+    classifier_feedforward: { input_dim: 2048, num_layers: 1, hidden_dims: 1024, activations: 'relu' },
+  },
+  data_loader: { batch_size: 4, shuffle: true },
+  validation_data_loader: { batch_size: 32 },
+  trainer: {
+    optimizer: { type: 'adam', lr: 0.00001 },
+    validation_metric: '+MAP',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}
