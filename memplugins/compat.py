@@ -3,7 +3,7 @@ Fixes for running AllenNLP 2.10.1 on torch 2.x, applied once when `memplugins` i
 
 `allennlp train ... --include-package memplugins` (or `.allennlp_plugins`) imports this package after AllenNLP's
 own modules and before the command runs, so the patches below are in place for every command. Nothing in
-site-packages is edited. Each fix is idempotent and covered by a test in `tests/test_compat.py` that fails without it.
+site-packages is edited. Each fix is idempotent and covered by a test that fails without it.
 
 1. `reduce_on_plateau`: AllenNLP passes `verbose=` to `torch.optim.lr_scheduler.ReduceLROnPlateau`, an argument
    torch 2.x removed (`TypeError: ... unexpected keyword argument 'verbose'`). We replace the wrapper's
@@ -13,14 +13,25 @@ site-packages is edited. Each fix is idempotent and covered by a test in `tests/
    numpy scalars (metrics, the `cosine` scheduler's state), so `allennlp train --recover` fails with
    `UnpicklingError: Weights only load failed ... numpy._core.multiarray.scalar`. We allow-list exactly the numpy
    types such checkpoints contain with `torch.serialization.add_safe_globals`; arbitrary pickles stay refused.
+3. Defaults for the `std.extVar` variables of our shipped configs (`CONFIG_DEFAULTS`), which jsonnet cannot express.
+4. Offline spaCy: AllenNLP's `get_spacy_model` falls back to spaCy's rule-based tokenizer instead of downloading,
+   and fails with a clear message when annotations that need a trained model are requested.
+Tests: `tests/test_compat.py` (1-3) and `tests/test_spacy_offline.py` (4).
 """
+import contextvars
 import logging
+import sys
 from typing import List, Optional, Union
 
 import numpy
+import spacy
 import torch
 from torch.optim import Optimizer
 
+from allennlp.common import params as _params
+from allennlp.common import util as _util
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.tokenizers import spacy_tokenizer as _spacy_tokenizer
 from allennlp.training.learning_rate_schedulers.pytorch_lr_schedulers import ReduceOnPlateauLearningRateScheduler
 
 logger = logging.getLogger(__name__)
@@ -109,8 +120,6 @@ CONFIG_DEFAULTS = {
     "CUDA_DEVICE": "-1",
 }
 
-from allennlp.common import params as _params  # noqa: E402
-
 if not getattr(_params._environment_variables, "_memplugins_patched", False):
     _original_environment_variables = _params._environment_variables
 
@@ -127,14 +136,6 @@ if not getattr(_params._environment_variables, "_memplugins_patched", False):
 #    POS tags, a parse or entities are really requested, we fail with a message naming the model and how to install
 #    it; nothing ever goes to the network. "Requested" POS tags means `SpacyTokenizer(pos_tags=True)` set explicitly:
 #    the parameter defaults to True, and readers such as `snli` rely on that default without using the tags.
-import contextvars  # noqa: E402
-import sys  # noqa: E402
-
-import spacy  # noqa: E402
-from allennlp.common import util as _util  # noqa: E402
-from allennlp.common.checks import ConfigurationError  # noqa: E402
-from allennlp.data.tokenizers import spacy_tokenizer as _spacy_tokenizer  # noqa: E402
-
 _pos_tags_required = contextvars.ContextVar("memplugins_pos_tags_required", default=False)
 _warned_fallbacks: set = set()
 

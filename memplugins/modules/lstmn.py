@@ -19,8 +19,9 @@ Choices the paper leaves open, and deviations:
 * Padding. The paper's equations have none. Tape slots whose mask is 0 are never attended to (masked softmax),
   and a masked step leaves h~ unchanged, so a right-padded batch gives the same outputs as each sequence alone and
   outputs at padded positions are 0.
-* Biases: eq. 7 has a bias b (as any LSTM); eq. 4's projections have none. The authors' Torch code drops the
-  h~_{t-1} term of eq. 4 in its encoder; we keep it, as the paper writes it.
+* Biases: eq. 7 as printed has none; we add the usual LSTM bias b (forget-gate part initialised to 1, other
+  matrices Xavier-uniform). Eq. 4's projections have no bias, as printed.
+* The authors' Torch code drops the h~_{t-1} term of eq. 4 in its encoder; we keep it, as the paper writes it.
 
 Speed: W_x x_t and the x part of eq. 7 do not depend on the recurrence, so they are computed for all t in one
 matmul; W_h h_i is computed once per slot as the tape grows; W_h~ h~_t (eq. 4 at t+1) and the h~ part of eq. 7 (at
