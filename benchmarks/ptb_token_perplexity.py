@@ -1,0 +1,38 @@
+"""
+Token-weighted perplexity of a `language_model` archive, PPL = exp(NLL / T) over the whole file as Cheng et al.
+(2016) define it. allennlp-models' `language_model` metric averages per-batch mean losses instead (each batch
+weighs the same, whatever its token count), so `allennlp evaluate` reports a slightly different number; this sums
+the model's `forward_loss` (mean token NLL of a batch) times `batch_weight` (its token count) over all batches.
+
+    .venv/bin/python benchmarks/ptb_token_perplexity.py ARCHIVE FILE [FILE ...]
+"""
+import math
+import sys
+
+import torch
+from allennlp.common.plugins import import_plugins
+from allennlp.data import Batch
+from allennlp.models.archival import load_archive
+
+import memplugins  # noqa: F401
+
+
+def token_perplexity(archive_path: str, data_file: str, batch_size: int = 40) -> float:
+    archive = load_archive(archive_path)
+    model, reader = archive.model.eval(), archive.validation_dataset_reader
+    instances = list(reader.read(data_file))
+    total_loss, total_tokens = 0.0, 0.0
+    with torch.no_grad():
+        for start in range(0, len(instances), batch_size):
+            batch = Batch(instances[start : start + batch_size])
+            batch.index_instances(model.vocab)
+            output = model(**batch.as_tensor_dict())
+            total_loss += float(output["forward_loss"]) * float(output["batch_weight"])  # mean -> sum
+            total_tokens += float(output["batch_weight"])
+    return math.exp(total_loss / total_tokens)
+
+
+if __name__ == "__main__":
+    import_plugins()
+    for path in sys.argv[2:]:
+        print(f"{path}\t{token_perplexity(sys.argv[1], path):.1f}")
