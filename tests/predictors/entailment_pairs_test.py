@@ -52,3 +52,19 @@ class TestEntailmentPairsPredictor(ModelTestCase):
     def test_missing_keys_are_a_clear_error(self):
         with pytest.raises(Exception, match="needs 'premise' and 'hypothesis'"):
             self.predictor.predict_json({"text": "no pair here"})
+
+
+class TestEntailmentPairsPredictorWithNse(ModelTestCase):
+    def test_predictions_carry_labels_and_memory_keys(self):
+        from allennlp.common import Params
+        from allennlp.data import DatasetReader
+
+        config = TEST_FIXTURES / "nse_pair_classifier.jsonnet"
+        self.set_up_model(config, "fixtures/snli/tiny.jsonl", seed=0)
+        reader = DatasetReader.from_params(Params.from_file(config)["dataset_reader"])
+        predictor = Predictor.by_name(self.model.default_predictor)(self.model, reader)
+        output = predictor.predict_json({"premise": "A man sleeps on a bench.", "hypothesis": "A person rests."})
+        assert output["label"] in {"entailment", "neutral", "contradiction"}
+        n, m = len(output["hypothesis_tokens"]), len(output["premise_tokens"])
+        assert (len(output["hypothesis_premise_keys"]), len(output["hypothesis_premise_keys"][0])) == (n, m)
+        assert (len(output["premise_keys"]), len(output["premise_keys"][0])) == (m, m)
