@@ -1,15 +1,10 @@
-import json
-
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch
 
 from tests.conftest import TEST_FIXTURES
+from tests.models.pair_model_case import PairModelTestCase
 from tests.encoders.lstmn_test import reference_layer
 
-TINY = "fixtures/snli/tiny.jsonl"
 
 
 def reference_inter_attention(attention, X, Y, A):
@@ -52,14 +47,9 @@ def reference_deep_decoder(layer, gate, X, G, Al):
     return torch.stack(H)
 
 
-class TestLstmnFusion(ModelTestCase):
-    def set_up_variant(self, **model_options) -> str:
-        params = Params.from_file(str(TEST_FIXTURES / "lstmn_fusion.jsonnet")).as_dict()
-        params["model"].update(model_options)
-        config = self.TEST_DIR / "config.json"
-        config.write_text(json.dumps(params))
-        self.set_up_model(config, TINY, seed=0)
-        return str(config)
+class TestLstmnFusion(PairModelTestCase):
+    CONFIG = TEST_FIXTURES / "lstmn_fusion.jsonnet"
+
 
     @pytest.mark.parametrize("fusion", ["shallow", "deep"])
     def test_train_save_load_and_batch_consistency(self, fusion):
@@ -72,12 +62,7 @@ class TestLstmnFusion(ModelTestCase):
         self.set_up_variant(fusion=fusion, dropout=0.0)
         model = self.model.eval()
         logits = model(**self.dataset.as_tensor_dict())["label_logits"]
-        for i, instance in enumerate(self.instances[:5]):
-            single = Batch([instance])
-            single.index_instances(self.vocab)
-            tensors = single.as_tensor_dict()
-            x_p = model._text_field_embedder(tensors["premise"])[0]
-            x_h = model._text_field_embedder(tensors["hypothesis"])[0]
+        for i, x_p, x_h in self.embedded_pairs():
             Y, A, _ = reference_layer(model._encoder, x_p)
             G, Al, _ = reference_inter_attention(model._inter_attention, x_h, Y, A)
             if fusion == "shallow":

@@ -1,25 +1,15 @@
-import json
-
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch
 
 from tests.conftest import TEST_FIXTURES
+from tests.models.pair_model_case import PairModelTestCase
 from tests.encoders.nse_test import reference_nse
 
-TINY = "fixtures/snli/tiny.jsonl"
 
 
-class TestNsePairClassifier(ModelTestCase):
-    def set_up_variant(self, **model_options) -> str:
-        params = Params.from_file(str(TEST_FIXTURES / "nse_pair_classifier.jsonnet")).as_dict()
-        params["model"].update(model_options)
-        config = self.TEST_DIR / "config.json"
-        config.write_text(json.dumps(params))
-        self.set_up_model(config, TINY, seed=0)
-        return str(config)
+class TestNsePairClassifier(PairModelTestCase):
+    CONFIG = TEST_FIXTURES / "nse_pair_classifier.jsonnet"
+
 
     @pytest.mark.parametrize("variant", ["nse", "mma_nse", "mma_nse_attention"])
     def test_train_save_load_and_batch_consistency(self, variant):
@@ -33,12 +23,7 @@ class TestNsePairClassifier(ModelTestCase):
         self.set_up_variant(variant=variant, dropout=0.0)
         model = self.model.eval()
         logits = model(**self.dataset.as_tensor_dict())["label_logits"]
-        for i, instance in enumerate(self.instances[:5]):
-            single = Batch([instance])
-            single.index_instances(self.vocab)
-            tensors = single.as_tensor_dict()
-            x_p = model._text_field_embedder(tensors["premise"])[0]
-            x_h = model._text_field_embedder(tensors["hypothesis"])[0]
+        for i, x_p, x_h in self.embedded_pairs():
             H_p, M_p, _, _, _ = reference_nse(model._premise_encoder, x_p)
             extras = () if variant == "nse" else (M_p,)
             H_h, _, _, _, _ = reference_nse(model._hypothesis_encoder, x_h, extras)

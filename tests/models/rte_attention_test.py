@@ -1,14 +1,9 @@
-import json
-
 import pytest
 import torch
-from allennlp.common import Params
-from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch
 
 from tests.conftest import TEST_FIXTURES
+from tests.models.pair_model_case import PairModelTestCase
 
-TINY = "fixtures/snli/tiny.jsonl"
 VARIANTS = [
     {"mode": "conditional"},
     {"mode": "attention"},
@@ -20,14 +15,9 @@ VARIANTS = [
 ]
 
 
-class TestRteAttention(ModelTestCase):
-    def set_up_variant(self, **model_options) -> str:
-        params = Params.from_file(str(TEST_FIXTURES / "rte_attention.jsonnet")).as_dict()
-        params["model"].update(model_options)
-        config = self.TEST_DIR / "config.json"
-        config.write_text(json.dumps(params))
-        self.set_up_model(config, TINY, seed=0)
-        return str(config)
+class TestRteAttention(PairModelTestCase):
+    CONFIG = TEST_FIXTURES / "rte_attention.jsonnet"
+
 
     @pytest.mark.parametrize("options", VARIANTS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
     def test_train_save_load_and_batch_consistency(self, options):
@@ -94,22 +84,19 @@ def reference_lstm(lstm: torch.nn.LSTM, inputs: torch.Tensor, c: torch.Tensor):
     return torch.stack(outputs), c
 
 
-class TestRteAttentionAgainstReference(ModelTestCase):
+class TestRteAttentionAgainstReference(PairModelTestCase):
+    CONFIG = TEST_FIXTURES / "rte_attention.jsonnet"
+
     def test_word_by_word_model_equals_paper_equations(self):
         """Whole model, one unpadded pair at a time: projection, conditional encoding (eq. 1-6), eq. 11-14, softmax."""
         from tests.modules.rte_attention_test import reference_word_by_word
 
-        self.set_up_model(TEST_FIXTURES / "rte_attention.jsonnet", TINY, seed=0)
+        self.set_up_variant()
         model = self.model.eval()
-        batch = self.dataset.as_tensor_dict()
-        logits = model(**batch)["label_logits"]
-        embedder = model._text_field_embedder
-        for i, instance in enumerate(self.instances[:6]):
-            single = Batch([instance])
-            single.index_instances(self.vocab)
-            tensors = single.as_tensor_dict()
-            x_p = model._input_projection(embedder(tensors["premise"]))[0]
-            x_h = model._input_projection(embedder(tensors["hypothesis"]))[0]
+        logits = model(**self.dataset.as_tensor_dict())["label_logits"]
+        for i, embedded_premise, embedded_hypothesis in self.embedded_pairs(6):
+            x_p = model._input_projection(embedded_premise)
+            x_h = model._input_projection(embedded_hypothesis)
             Y, c_L = reference_lstm(model._premise_lstm, x_p, torch.zeros(8))
             H, _ = reference_lstm(model._hypothesis_lstm, x_h, c_L)  # conditional encoding: c_0 = c_L
             r_N, _ = reference_word_by_word(model._attention, Y, H)
