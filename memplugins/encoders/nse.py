@@ -110,6 +110,11 @@ class NseEncoder(Seq2SeqEncoder):
     def is_bidirectional(self) -> bool:
         return False
 
+    @property
+    def num_extra_memories(self) -> int:
+        """How many extra memories `encode` takes (0 for a plain NSE)."""
+        return self._num_extra_memories
+
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         if self._num_extra_memories:
             raise ConfigurationError("nse with num_extra_memories > 0 needs the memories: call encode(...)")

@@ -83,17 +83,14 @@ class AnswerSelection(Model):
     ) -> Dict[str, Any]:
         question_mask = get_text_field_mask(question)
         answer_mask = get_text_field_mask(answer)
-        h_answer, h_question, inspection = encode_nse_pair(
+        features, output_dict = encode_nse_pair(
             self._answer_encoder, self._question_encoder, self._attention,
             self._dropout(self._text_field_embedder(answer)), answer_mask,
             self._dropout(self._text_field_embedder(question)), question_mask,
+            names=("answer", "question"),
         )
-        features = torch.cat([h_answer, h_question, (h_answer - h_question).abs(), h_answer * h_question], dim=-1)
         logit = self._output(self._classifier_feedforward(features)).squeeze(-1)  # o^QA
         probability = torch.sigmoid(logit)  # (16)
-        names = {"first_keys": "answer_keys", "second_keys": "question_keys",
-                 "second_first_keys": "question_answer_keys", "first_attention": "answer_attention"}
-        output_dict: Dict[str, Any] = {names[key]: value for key, value in inspection.items()}
         output_dict.update(logit=logit, probability=probability)
         if label is not None:
             output_dict["loss"] = self._loss(logit, label.float().view(-1))

@@ -23,24 +23,28 @@ def encode_nse_pair(
     first_mask: torch.BoolTensor,
     second: torch.Tensor,
     second_mask: torch.BoolTensor,
-) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
+    names: Tuple[str, str],
+) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
     """
     Encodes `first` with its own memory, then `second` (reading, with MMA, the first's final memory when
     `second_encoder` has an extra memory); the first's representation is its last output, or with `attention`
-    the blend of its outputs attended by the second's last output. Returns both representations and the
-    inspection outputs (`first_keys`, `second_keys`, `second_first_keys`, `first_attention`).
+    the blend of its outputs attended by the second's last output. Returns the matching features
+    [h_1; h_2; |h_1 - h_2|; h_1 * h_2] and the inspection outputs, named after `names = (first, second)`:
+    `{first}_keys`, `{second}_keys`, `{second}_{first}_keys` (MMA) and `{first}_attention` (with attention).
     """
+    first_name, second_name = names
     first_encoding = first_encoder.encode(first, first_mask)
-    extra = [(first_encoding.memory, first_mask)] if second_encoder._num_extra_memories else []
+    extra = [(first_encoding.memory, first_mask)] if second_encoder.num_extra_memories else []
     second_encoding = second_encoder.encode(second, second_mask, extra)
     h_first = get_final_encoder_states(first_encoding.hidden, first_mask)
     h_second = get_final_encoder_states(second_encoding.hidden, second_mask)
-    inspection = {"first_keys": first_encoding.keys, "second_keys": second_encoding.keys}
+    inspection = {f"{first_name}_keys": first_encoding.keys, f"{second_name}_keys": second_encoding.keys}
     if extra:
-        inspection["second_first_keys"] = second_encoding.extra_keys[0]
+        inspection[f"{second_name}_{first_name}_keys"] = second_encoding.extra_keys[0]
     if attention is not None:
-        h_first, inspection["first_attention"] = attention(first_encoding.hidden, first_mask, h_second)
-    return h_first, h_second, inspection
+        h_first, inspection[f"{first_name}_attention"] = attention(first_encoding.hidden, first_mask, h_second)
+    features = torch.cat([h_first, h_second, (h_first - h_second).abs(), h_first * h_second], dim=-1)
+    return features, inspection
 
 
 @Model.register("nse_pair_classifier")
@@ -136,15 +140,10 @@ class NsePairClassifier(PairClassifier):
     ) -> Dict[str, Any]:
         premise_mask = get_text_field_mask(premise)
         hypothesis_mask = get_text_field_mask(hypothesis)
-        h_premise, h_hypothesis, inspection = encode_nse_pair(
+        features, output_dict = encode_nse_pair(
             self._premise_encoder, self._hypothesis_encoder, self._attention,
             self._text_field_embedder(premise), premise_mask, self._text_field_embedder(hypothesis), hypothesis_mask,
-        )
-        names = {"first_keys": "premise_keys", "second_keys": "hypothesis_keys",
-                 "second_first_keys": "hypothesis_premise_keys", "first_attention": "premise_attention"}
-        output_dict: Dict[str, Any] = {names[key]: value for key, value in inspection.items()}
-        features = torch.cat(
-            [h_premise, h_hypothesis, (h_premise - h_hypothesis).abs(), h_premise * h_hypothesis], dim=-1
+            names=("premise", "hypothesis"),
         )
         label_logits = self._output(self._dropout(self._classifier_feedforward(features)))
         return self._classification_outputs(output_dict, label_logits, label, metadata)

@@ -76,9 +76,8 @@ class LstmnLayer(torch.nn.Module):
         stacked_summary = torch.cat([self.summary_gates.weight, self.summary_query.weight], dim=0)
 
         # the tape holds [h_i; c_i] side by side, so eq. 6 is one weighted sum
-        tape, key_tape, hidden_tape, memory_tape, weights_per_step = [], [], [], [], []
+        tape, key_tape, weights_per_step = [], [], []
         summary_query = inputs.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
-        summary_hidden = inputs.new_zeros(batch_size, hidden)
         zeros = inputs.new_zeros(batch_size, hidden)
         for t in range(num_steps):
             if t == 0:  # empty tape: h~_1 = c~_1 = 0
@@ -105,17 +104,15 @@ class LstmnLayer(torch.nn.Module):
             output = output * step_mask
             memory = memory * step_mask
             # a padded step leaves h~ (and so the next query) unchanged
-            summary_hidden = torch.where(step_mask, new_summary_hidden, summary_hidden)
             summary_query = torch.where(step_mask, projected[:, 4 * hidden :], summary_query)
-            hidden_tape.append(output)
-            memory_tape.append(memory)
             tape.append(torch.cat([output, memory], dim=-1))
             key_tape.append(self.tape_key(output))  # W_h h_t, computed once per slot
             weights_per_step.append(weights.detach() * step_mask)  # for inspection only: kept out of the graph
         attention = inputs.new_zeros(batch_size, num_steps, num_steps)
         for t, weights in enumerate(weights_per_step):
             attention[:, t, :t] = weights
-        return torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1), attention
+        tapes = torch.stack(tape, 1)
+        return tapes[..., :hidden], tapes[..., hidden:], attention
 
 
 class LstmnInterAttention(torch.nn.Module):

@@ -1,4 +1,3 @@
-import logging
 from typing import Dict, Iterable, Optional
 
 from allennlp.common.file_utils import cached_path
@@ -10,8 +9,6 @@ from allennlp.data.tokenizers import Tokenizer
 
 from memplugins.readers.errors import MalformedInputError, numbered_lines
 from memplugins.tokenizers import SpacyBlankTokenizer
-
-logger = logging.getLogger(__name__)
 
 TSV_HEADER = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID", "Sentence", "Label"]
 
@@ -27,7 +24,7 @@ class WikiQaReader(DatasetReader):
     * tokenized `.txt` (`WikiQA-{train,dev,test}.txt`): `question<TAB>sentence<TAB>label` per line; as in the
       corpus's `.ref` files, a question is a run of consecutive lines with the same question text, numbered from 0.
 
-    Instances: `question` and `answer` `TextField`s, a `label` `LabelField` ("0" / "1") when present, and
+    Instances: `question` and `answer` `TextField`s, a `label` `LabelField` (the integer 0 or 1, not indexed) when present, and
     `metadata` with `question_id` (used by the `map_mrr` ranking metric), `question_tokens`, `answer_tokens`.
     A malformed line (wrong number of fields, a label other than 0/1, an empty question or sentence, a bad header)
     raises `MalformedInputError` naming the file and line.

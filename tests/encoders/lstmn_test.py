@@ -1,5 +1,4 @@
 """The `lstmn` encoder against a slow per-example loop written directly from eq. 4-10 of Cheng et al. (2016)."""
-import json
 
 import pytest
 import torch

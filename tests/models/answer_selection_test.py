@@ -1,4 +1,3 @@
-import pytest
 import torch
 from allennlp.common.testing import ModelTestCase
 
