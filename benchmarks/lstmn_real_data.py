@@ -20,48 +20,10 @@ import argparse
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ALLENNLP = str(Path(sys.executable).parent / "allennlp")
-
-
-def train(config, out: Path, env, overrides=None, extra=()):
-    if (out / "model.tar.gz").exists():
-        return
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    command = [ALLENNLP, "train", config, "-s", str(out), "--include-package", "memplugins", *extra]
-    if overrides:
-        command += ["-o", json.dumps(overrides)]
-    started = time.time()
-    with open(f"{out}.train.log", "w") as log:
-        subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)  # budget stop exits 1
-    if not (out / "model.tar.gz").exists():
-        raise RuntimeError(f"training {config} produced no archive; see {out}.train.log")
-    print(f"{out.name}: trained in {time.time() - started:.0f} s", file=sys.stderr)
-
-
-def evaluate(archive: Path, data_file: str, env, extra=()) -> dict:
-    output = archive.parent / f"eval_{Path(data_file).name}.json"
-    if not output.exists():
-        subprocess.run(
-            [ALLENNLP, "evaluate", str(archive), data_file, "--output-file", str(output),
-             "--include-package", "memplugins", *extra],
-            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(f"{output}.log", "w"),
-        )
-    return json.loads(output.read_text())
-
-
-def epochs_and_seconds(out: Path):
-    epochs = sorted(out.glob("metrics_epoch_*.json"), key=lambda p: int(p.stem.split("_")[-1]))
-    if not epochs:
-        return 0, 0.0
-    last = json.loads(epochs[-1].read_text())
-    h, m, s = last["training_duration"].split(":")
-    return len(epochs), int(h) * 3600 + int(m) * 60 + float(s)
+# benchmarks/ is this file's folder, so its modules import directly
+from runs import ALLENNLP, ROOT, count_parameters, epochs_and_seconds, evaluate, train
 
 
 def run_ptb(args, base_env, results: Path) -> str:
@@ -115,14 +77,14 @@ def run_snli(args, base_env, results: Path) -> str:
            "GLOVE_PATH": str(data / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"), "EMBEDDING_DIM": "50",
            "NUM_EPOCHS": str(args.snli_epochs)}
     lines = [f"SNLI dev (9,842) -> test (9,824), GloVe 6B 50d, h = 100, {args.snli_epochs} epochs",
-             "| model | SNLI test acc. | s / epoch | trainable params |", "|---|---:|---:|---:|"]
+             "| model | SNLI test acc. | s / epoch | params excl. embeddings |", "|---|---:|---:|---:|"]
     for fusion in ("shallow", "deep"):
         out = results / "snli" / fusion
         train(f"training_config/snli_lstmn_{fusion}_fusion.jsonnet", out, env)
         test = evaluate(out / "model.tar.gz", str(data / "snli" / "snli_1.0_test.jsonl.gz"), env)
         epochs, seconds = epochs_and_seconds(out)
         lines.append(f"| lstmn_fusion {fusion} | {test['accuracy']:.4f} | {seconds / max(epochs, 1):.1f} | "
-                     f"{count_trainable(out / 'model.tar.gz', exclude='embedder'):,} |")
+                     f"{count_parameters(out / 'model.tar.gz', exclude='embedder')[0]:,} |")
     return "\n".join(lines)
 
 
@@ -142,14 +104,6 @@ def run_sst(args, base_env, results: Path) -> str:
         lines.append(f"| {granularity} | {test['accuracy']:.4f} | {metrics['best_validation_accuracy']:.4f} | "
                      f"{seconds / max(epochs, 1):.1f} |")
     return "\n".join(lines)
-
-
-def count_trainable(archive: Path, exclude: str) -> int:
-    import memplugins  # noqa: F401
-    from allennlp.models.archival import load_archive
-
-    model = load_archive(str(archive)).model
-    return sum(p.numel() for n, p in model.named_parameters() if p.requires_grad and exclude not in n)
 
 
 def main() -> None:

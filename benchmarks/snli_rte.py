@@ -12,13 +12,9 @@ All models are run one after another in this one invocation on the same machine,
 import argparse
 import json
 import os
-import subprocess
-import sys
-import tarfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train  # benchmarks/ is this file's folder
 MODELS = {
     "conditional": "training_config/snli_rte_conditional.jsonnet",
     "attention": "training_config/snli_rte_attention.jsonnet",
@@ -26,16 +22,6 @@ MODELS = {
     "decomposable_attention": "benchmarks/configs/snli_decomposable_attention.jsonnet",
     "esim": "benchmarks/configs/snli_esim.jsonnet",
 }
-
-
-def count_parameters(archive: Path):
-    import memplugins  # noqa: F401
-    from allennlp.models.archival import load_archive
-
-    model = load_archive(str(archive)).model
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    total = sum(p.numel() for p in model.parameters())
-    return trainable, total
 
 
 def main() -> None:
@@ -55,30 +41,15 @@ def main() -> None:
         "NUM_EPOCHS": str(args.epochs),
     }
     test_file = str(data / "snli" / "snli_1.0_test.jsonl.gz")
-    allennlp = str(Path(sys.executable).parent / "allennlp")
     rows = []
     for name in args.only:
         out = Path(args.out) / name
-        if not (out / "model.tar.gz").exists():
-            subprocess.run(["rm", "-rf", str(out)], check=True)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            started = time.time()
-            subprocess.run(
-                [allennlp, "train", MODELS[name], "-s", str(out), "--include-package", "memplugins"],
-                cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(f"{out}.train.log", "w"),
-            )
-            print(f"{name}: trained in {time.time() - started:.0f} s", file=sys.stderr)
+        train(MODELS[name], out, env)
         metrics = json.loads((out / "metrics.json").read_text())
-        h, m, s = metrics["training_duration"].split(":")
-        seconds_per_epoch = (int(h) * 3600 + int(m) * 60 + float(s)) / (metrics["epoch"] + 1)
-        subprocess.run(
-            [allennlp, "evaluate", str(out / "model.tar.gz"), test_file, "--output-file", str(out / "test_metrics.json"),
-             "--include-package", "memplugins"],
-            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(f"{out}.eval.log", "w"),
-        )
-        test = json.loads((out / "test_metrics.json").read_text())
+        epochs, seconds = epochs_and_seconds(out)
+        test = evaluate(out / "model.tar.gz", test_file, env)
         trainable, total = count_parameters(out / "model.tar.gz")
-        rows.append((name, test["accuracy"], metrics["training_accuracy"], seconds_per_epoch, trainable, total))
+        rows.append((name, test["accuracy"], metrics["training_accuracy"], seconds / max(epochs, 1), trainable, total))
 
     header = "| model | SNLI test acc. | train (dev) acc. | s / epoch | trainable params | params incl. embeddings |"
     lines = [header, "|---|---:|---:|---:|---:|---:|"]
