@@ -6,6 +6,7 @@ from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.memory import memory_read, memory_write
+from memplugins.modules.step_linear import StepLinear
 
 OUTPUTS = ("hidden", "memory")
 
@@ -146,20 +147,33 @@ class NseEncoder(Seq2SeqEncoder):
         extra_masks = [extra_mask for _, extra_mask in extra_memories]
         read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
         read_outputs = self._dropout(read_outputs)
+        # (4) splits as W [o_t; m_r; ...] + b = (W_o o_t + b) + W_m [m_r; ...]: the o_t half for all t in one
+        # product; the per-step products defer their weight gradients to one product (modules/step_linear.py)
+        k = self._hidden_size
+        composed_reads = torch.nn.functional.linear(read_outputs, self.compose.weight[:, :k], self.compose.bias)
+        compose_retrieved = StepLinear(self.compose.weight[:, k:])
+        write_layers = [
+            (StepLinear(torch.cat([cell.weight_ih, cell.weight_hh], dim=1)), cell.bias_ih + cell.bias_hh)
+            for cell in self.write_cells
+        ]
         states = [
             (inputs.new_zeros(batch_size, self._hidden_size), inputs.new_zeros(batch_size, self._hidden_size))
             for _ in self.write_cells
         ]
         hidden, keys, extra_keys = [], [], [[] for _ in extras]
-        for t, (o_t, step_mask) in enumerate(zip(read_outputs.unbind(1), mask.unsqueeze(-1).unbind(1))):
+        for t, step_mask in enumerate(mask.unsqueeze(-1).unbind(1)):
+            o_t = read_outputs[:, t]
             z_t, m_t = memory_read(memory, mask, o_t)  # (2), (3)
             retrieved = [m_t]
             extra_reads = [memory_read(extra, extra_mask, o_t) for extra, extra_mask in zip(extras, extra_masks)]
             retrieved += [m_n for _, m_n in extra_reads]  # (10), (11)
-            c_t = torch.relu(self.compose(torch.cat([o_t] + retrieved, dim=-1)))  # (4) / (12)
+            c_t = torch.relu(composed_reads[:, t] + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4) / (12)
             layer_input, new_states = c_t, []
-            for cell, (h, c) in zip(self.write_cells, states):  # (5) / (13)
-                h_new, c_new = cell(layer_input, (h, c))
+            for (linear, bias), (h, c) in zip(write_layers, states):  # (5) / (13): LSTMCell's equations
+                gates = linear(torch.cat([layer_input, h], dim=-1)) + bias
+                input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
+                c_new = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
+                h_new = torch.sigmoid(output_gate) * torch.tanh(c_new)
                 new_states.append((torch.where(step_mask, h_new, h), torch.where(step_mask, c_new, c)))
                 layer_input = h_new
             states = new_states

@@ -1,0 +1,131 @@
+"""
+Real-data runs for NSE / MMA-NSE (issue: NSE), not part of CI. One invocation runs the tasks below in sequence on
+the same machine, prints one table per task, and keeps its results under benchmarks/results/nse/.
+
+Every run gets the same wall-clock budget per task (benchmarks/time_budget.py stops training at the end of the
+first "epoch" after `--*-minutes`; "epochs" are `--batches` batches so that the budget is met closely), because a
+faithful run (SNLI train, 40 epochs, k = 300) is far beyond a CPU session. The configs are the shipped ones with
+the paper's settings; what differs from the paper is listed in each table's caption.
+
+* SNLI: snli_nse / snli_mma_nse / snli_mma_nse_attention trained on SNLI *dev* (9,842 labelled pairs; SNLI train
+  is not available here), no model selection (no held-out split left: the last checkpoint is scored), evaluated on
+  SNLI *test* (9,824), as in benchmarks/snli_rte.py.
+* SST: sst2_nse / sst5_nse trained on every labelled phrase of trees/train.txt, the best epoch chosen on the dev
+  sentences, accuracy on the test sentences.
+* WikiQA: wikiqa_mma_nse_attention trained on WikiQA-train.txt, the best epoch chosen on dev MAP, MAP / MRR on
+  WikiQA-test.tsv (questions without a correct answer left out, as the standard evaluation does: 243 of 633).
+
+GloVe: 6B 50d (the only vectors available here; the paper uses 300d 840B), so the memory is initialised through a
+learned projection of the embeddings rather than from the embeddings themselves.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/nse_real_data.py --data ../shared/data [--only snli sst wikiqa]
+"""
+import argparse
+import json
+import os
+from pathlib import Path
+
+# benchmarks/ is this file's folder, so its modules import directly
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train
+
+
+def budget(minutes: float, batches: int) -> dict:
+    return {"data_loader.batches_per_epoch": batches, "trainer.callbacks": [{"type": "time_budget", "minutes": minutes}]}
+
+
+def budget_env(base_env) -> dict:
+    return {**base_env, "NUM_EPOCHS": "1000", "PYTHONPATH": str(ROOT / "benchmarks")}
+
+
+def trained_batches(out: Path, batches: int) -> int:
+    return epochs_and_seconds(out)[0] * batches
+
+
+def run_snli(args, base_env, results: Path) -> str:
+    data = Path(args.data)
+    env = {**budget_env(base_env), "SNLI_TRAIN": str(data / "snli" / "snli_1.0_dev.jsonl.gz"), "SNLI_VALIDATION": "",
+           "GLOVE_PATH": str(data / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"), "EMBEDDING_DIM": "50"}
+    lines = [f"SNLI dev (9,842 pairs) -> test (9,824); GloVe 6B 50d fixed, k = 300, batch 128; "
+             f"{args.snli_minutes:g} min of training each (paper: SNLI train, 40 epochs, 300d GloVe 840B)",
+             "| model | SNLI test acc. | paper | train (dev) acc. | batches trained | s / batch | params excl. embeddings |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    paper = {"nse": 84.6, "mma_nse": 84.8, "mma_nse_attention": 85.4}
+    for variant, paper_acc in paper.items():
+        out = results / "snli" / variant
+        train(f"training_config/snli_{variant}.jsonnet", out, env, budget(args.snli_minutes, args.batches),
+              extra=["--include-package", "time_budget"])
+        test = evaluate(out / "model.tar.gz", str(data / "snli" / "snli_1.0_test.jsonl.gz"), env)
+        metrics = json.loads((out / "metrics.json").read_text())
+        epochs, seconds = epochs_and_seconds(out)
+        lines.append(f"| {variant} | {test['accuracy']:.4f} | {paper_acc} | {metrics['training_accuracy']:.4f} | "
+                     f"{epochs * args.batches:,} | {seconds / max(epochs * args.batches, 1):.2f} | "
+                     f"{count_parameters(out / 'model.tar.gz', exclude='embedder')[0]:,} |")
+    return "\n".join(lines)
+
+
+def run_sst(args, base_env, results: Path) -> str:
+    trees = Path(args.data) / "sst" / "trees"
+    env = {**budget_env(base_env), "SST_TRAIN": str(trees / "train.txt"), "SST_VALIDATION": str(trees / "dev.txt"),
+           "GLOVE_PATH": str(Path(args.data) / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"),
+           "EMBEDDING_DIM": "50"}
+    lines = [f"SST, trained on all labelled phrases, sentences for dev/test; GloVe 6B 50d fixed, k = 300, batch 64; "
+             f"{args.sst_minutes:g} min of training each, best dev epoch (paper: 25 epochs, 300d GloVe 840B)",
+             "| task | test acc. | paper | best dev acc. | batches trained (of ~1 phrase-epoch) |",
+             "|---|---:|---:|---:|---:|"]
+    for task, paper_acc in (("sst2", 89.7), ("sst5", 52.8)):
+        out = results / "sst" / task
+        train(f"training_config/{task}_nse.jsonnet", out, env, budget(args.sst_minutes, args.batches),
+              extra=["--include-package", "time_budget"])
+        test = evaluate(out / "model.tar.gz", str(trees / "test.txt"), env)
+        metrics = json.loads((out / "metrics.json").read_text())
+        lines.append(f"| {task} | {test['accuracy']:.4f} | {paper_acc} | {metrics['best_validation_accuracy']:.4f} | "
+                     f"{trained_batches(out, args.batches):,} |")
+    return "\n".join(lines)
+
+
+def run_wikiqa(args, base_env, results: Path) -> str:
+    corpus = Path(args.data) / "wikiqa" / "WikiQACorpus"
+    env = {**budget_env(base_env), "WIKIQA_TRAIN": str(corpus / "WikiQA-train.txt"),
+           "WIKIQA_VALIDATION": str(corpus / "WikiQA-dev.tsv"),
+           # WikiQA's vocabulary is not in the SST/SNLI subset of the vectors
+           "GLOVE_PATH": str(Path(args.data) / "glove" / "glove.6B.50d.top100k.txt.gz"), "EMBEDDING_DIM": "50"}
+    # The paper's batch 4 / lr 1e-5 does not move in a CPU budget: batch 32, lr 3e-4 (stated in the caption).
+    overrides = {**budget(args.wikiqa_minutes, args.batches // 2), "data_loader.batch_size": 32,
+                 "trainer.optimizer.lr": 0.0003}
+    lines = [f"WikiQA train -> test (MAP/MRR over the 243 test questions with a correct answer); GloVe 6B 50d "
+             f"fixed, k = 512, 2-layer read/write LSTMs; batch 32, Adam 3e-4 (paper: batch 4, 1e-5, 10 epochs, "
+             f"300d GloVe 840B); {args.wikiqa_minutes:g} min of training, best dev MAP",
+             "| model | test MAP | test MRR | paper MAP / MRR | best dev MAP | batches trained |",
+             "|---|---:|---:|---:|---:|---:|"]
+    out = results / "wikiqa" / "mma_nse_attention"
+    train("training_config/wikiqa_mma_nse_attention.jsonnet", out, env, overrides,
+          extra=["--include-package", "time_budget"])
+    test = evaluate(out / "model.tar.gz", str(corpus / "WikiQA-test.tsv"), env)
+    metrics = json.loads((out / "metrics.json").read_text())
+    lines.append(f"| answer_selection (mma_nse_attention) | {test['MAP']:.4f} | {test['MRR']:.4f} | .6811 / .6993 | "
+                 f"{metrics['best_validation_MAP']:.4f} | {trained_batches(out, args.batches // 2):,} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "nse"))
+    parser.add_argument("--only", nargs="*", default=["snli", "sst", "wikiqa"])
+    parser.add_argument("--batches", type=int, default=40, help="batches per budget 'epoch'")
+    parser.add_argument("--snli-minutes", type=float, default=10)
+    parser.add_argument("--sst-minutes", type=float, default=12)
+    parser.add_argument("--wikiqa-minutes", type=float, default=10)
+    args = parser.parse_args()
+    results = Path(args.out)
+    runners = {"snli": run_snli, "sst": run_sst, "wikiqa": run_wikiqa}
+    tables = []
+    for task in args.only:
+        table = runners[task](args, dict(os.environ), results)
+        print(table + "\n", flush=True)
+        tables.append(table)
+    (results / "tables.md").write_text("\n\n".join(tables) + "\n")
+
+
+if __name__ == "__main__":
+    main()
