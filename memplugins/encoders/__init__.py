@@ -1,2 +1,3 @@
 from memplugins.encoders.lstmn import LstmnEncoder
 from memplugins.encoders.nse import NseEncoder, NseOutput
+from memplugins.encoders.tree_lstm import TreeLstmEncoder, TreeLstmOutput

@@ -19,16 +19,19 @@ Tensors (`as_tensor`, batched by `batch_tensors` to a leading batch dimension):
   Nodes of equal height never depend on each other, so an encoder loops over heights 1..max, not over nodes.
 * `mask`: `BoolTensor (max_internal,)`: which internal nodes exist.
 * `root`: `LongTensor ()`: the root's index in the node buffer.
+* `labels` (only for trees with node labels, e.g. `sst_trees`): `LongTensor (max_leaves + max_internal,)`: each
+  node's label id in `label_namespace`, in node-buffer order; -1 for unlabelled nodes and padding.
 
 The leaves must be exactly the tokens of the sentence's `TextField` (no added start/end tokens); `snli_parsed`
 guarantees this by taking the tokens from the parse when it adds trees.
 """
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
 from allennlp.data.fields import Field
+from allennlp.data.vocabulary import Vocabulary
 
 # Penn Treebank escapes used in SNLI's parses, turned back into the characters GloVe and tokenizers see.
 PTB_UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
@@ -36,10 +39,32 @@ PTB_UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-":
 
 @dataclass
 class BinaryTree:
-    """Leaves (token strings) and internal nodes as (left, right) node indices in post-order (see module doc)."""
+    """
+    Leaves (token strings) and internal nodes as (left, right) node indices in post-order (see module doc);
+    optionally a label per node (leaves first, then internal nodes; None where a node is unlabelled).
+    """
 
     leaves: List[str]
     children: List[Tuple[int, int]]
+    labels: Optional[List[Optional[str]]] = None
+
+    @classmethod
+    def right_branching(cls, leaves: List[str]) -> "BinaryTree":
+        """The default binarisation of a plain sentence: (w_1 (w_2 (... (w_{n-1} w_n)))), built bottom-up."""
+        n = len(leaves)
+        children: List[Tuple[int, int]] = []
+        for left in range(n - 2, -1, -1):
+            right = n - 1 if not children else n + len(children) - 1
+            children.append((left, right))
+        return cls(list(leaves), children)
+
+    def spans(self) -> List[Tuple[int, int]]:
+        """The leaf span `[start, end)` of every node, in node order."""
+        n = len(self.leaves)
+        spans = [(i, i + 1) for i in range(n)]
+        for left, right in self.children:
+            spans.append((spans[left][0], spans[right][1]))
+        return spans
 
     def heights(self) -> List[int]:
         n = len(self.leaves)
@@ -96,10 +121,23 @@ class BinaryTreeField(Field[Dict[str, torch.Tensor]]):
     docstring for the node numbering and the tensors it produces.
     """
 
-    __slots__ = ["tree"]
+    __slots__ = ["tree", "label_namespace", "_label_ids"]
 
-    def __init__(self, tree: BinaryTree) -> None:
+    def __init__(self, tree: BinaryTree, label_namespace: str = "labels") -> None:
         self.tree = tree
+        self.label_namespace = label_namespace
+        self._label_ids: Optional[List[int]] = None
+
+    def count_vocab_items(self, counter: Dict[str, Dict[str, int]]) -> None:
+        for label in self.tree.labels or ():
+            if label is not None:
+                counter[self.label_namespace][label] += 1
+
+    def index(self, vocab: Vocabulary) -> None:
+        if self.tree.labels is not None:
+            self._label_ids = [
+                -1 if label is None else vocab.get_token_index(label, self.label_namespace) for label in self.tree.labels
+            ]
 
     def get_padding_lengths(self) -> Dict[str, int]:
         return {"num_internal": len(self.tree.children)}
@@ -121,10 +159,20 @@ class BinaryTreeField(Field[Dict[str, torch.Tensor]]):
             heights[:num_internal] = torch.tensor(self.tree.heights())
             mask[:num_internal] = True
         root = torch.tensor(max_leaves + num_internal - 1 if num_internal else 0)
-        return {"children": children, "heights": heights, "mask": mask, "root": root}
+        tensors = {"children": children, "heights": heights, "mask": mask, "root": root}
+        if self.tree.labels is not None:
+            if self._label_ids is None:
+                raise RuntimeError("BinaryTreeField with labels: call index(vocab) before as_tensor")
+            labels = torch.full((max_leaves + max_internal,), -1, dtype=torch.long)
+            labels[:n] = torch.tensor(self._label_ids[:n], dtype=torch.long)
+            labels[max_leaves : max_leaves + num_internal] = torch.tensor(self._label_ids[n:], dtype=torch.long)
+            tensors["labels"] = labels
+        return tensors
 
     def empty_field(self) -> "BinaryTreeField":
-        return BinaryTreeField(BinaryTree([], []))
+        empty = BinaryTreeField(BinaryTree([], [], [] if self.tree.labels is not None else None), self.label_namespace)
+        empty._label_ids = [] if self.tree.labels is not None else None
+        return empty
 
     def batch_tensors(self, tensor_list: List[Dict[str, torch.Tensor]]) -> Dict[str, torch.Tensor]:
         return {key: torch.stack([tensors[key] for tensors in tensor_list]) for key in tensor_list[0]}
@@ -133,7 +181,10 @@ class BinaryTreeField(Field[Dict[str, torch.Tensor]]):
         return len(self.tree.leaves)
 
     def human_readable_repr(self) -> Dict[str, list]:
-        return {"leaves": self.tree.leaves, "children": [list(pair) for pair in self.tree.children]}
+        readable = {"leaves": self.tree.leaves, "children": [list(pair) for pair in self.tree.children]}
+        if self.tree.labels is not None:
+            readable["labels"] = self.tree.labels
+        return readable
 
     def __str__(self) -> str:
         return f"BinaryTreeField with {len(self.tree.leaves)} leaves and {len(self.tree.children)} internal nodes."

@@ -2,3 +2,5 @@ from memplugins.models.rte_attention import RteAttention
 from memplugins.models.lstmn_fusion import LstmnFusion
 from memplugins.models.nse_pair_classifier import NsePairClassifier
 from memplugins.models.answer_selection import AnswerSelection
+from memplugins.models.tree_classifier import TreeClassifier
+from memplugins.models.tree_pair_classifier import TreePairClassifier

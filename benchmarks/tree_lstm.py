@@ -1,0 +1,92 @@
+"""
+Forward+backward time of the level-batched `tree_lstm` on real SST batches, against (a) the recursive one-tree-at-a-
+time reference of the same equations (tests/encoders/tree_lstm_reference.py; how the common PyTorch tree LSTMs
+work) and (b) `torch.nn.LSTM` of the same size over the same sentences (as a padded batch). All three are timed in
+one run, interleaved, over the same batches (consecutive sentences of the file, `--batch` each); medians reported.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tree_lstm.py --trees ../shared/data/sst/trees/train.txt
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.encoders.tree_lstm_reference
+
+from memplugins.encoders.tree_lstm import TreeLstmEncoder  # noqa: E402
+from memplugins.fields import BinaryTree, BinaryTreeField  # noqa: E402
+from memplugins.readers import parse_sst_tree  # noqa: E402
+from tests.encoders.tree_lstm_reference import reference_tree_lstm  # noqa: E402
+
+
+def batches(path: str, batch_size: int, count: int):
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+    for start in range(0, min(len(lines), batch_size * count), batch_size):
+        trees = [parse_sst_tree(line) for line in lines[start : start + batch_size]]
+        fields = [BinaryTreeField(BinaryTree(t.leaves, t.children)) for t in trees]
+        padding = {"num_internal": max(len(t.children) for t in trees)}
+        tensors = fields[0].batch_tensors([f.as_tensor(padding) for f in fields])
+        mask = torch.zeros(len(trees), padding["num_internal"] + 1, dtype=torch.bool)
+        for b, tree in enumerate(trees):
+            mask[b, : len(tree.leaves)] = True
+        yield trees, tensors, mask
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trees", default=str(ROOT.parent / "shared" / "data" / "sst" / "trees" / "train.txt"))
+    parser.add_argument("--batch", type=int, default=25)
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--input-dim", type=int, default=50)
+    parser.add_argument("--hidden-dim", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim)
+    lstm = torch.nn.LSTM(args.input_dim, args.hidden_dim, batch_first=True)
+    data = [(trees, tensors, mask, torch.randn(*mask.shape, args.input_dim, requires_grad=True))
+            for trees, tensors, mask in batches(args.trees, args.batch, args.batches)]
+
+    def level_batched(trees, tensors, mask, inputs):
+        encoder.encode(inputs, mask, tensors).node_states.sum().backward()
+
+    def recursive(trees, tensors, mask, inputs):
+        total = 0
+        for b, tree in enumerate(trees):
+            total = total + torch.stack(reference_tree_lstm(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
+        total.backward()
+
+    def sequential_lstm(trees, tensors, mask, inputs):
+        lstm(inputs)[0].sum().backward()
+
+    runners = {"tree_lstm (level-batched)": level_batched, "recursive reference": recursive,
+               "torch.nn.LSTM": sequential_lstm}
+    times = {name: [] for name in runners}
+    for name, run in runners.items():  # warm-up
+        run(*data[0])
+    for _ in range(args.repeats):
+        for batch in data:
+            for name, run in runners.items():
+                started = time.perf_counter()
+                run(*batch)
+                times[name].append(time.perf_counter() - started)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    leaves = sum(int(mask.sum()) for _, _, mask, _ in data)
+    heights = [int(tensors["heights"].max()) for _, tensors, _, _ in data]
+    print(f"SST {Path(args.trees).name}: {len(data)} batches of {args.batch} sentences ({leaves / len(data):.0f} words, "
+          f"tree height {min(heights)}-{max(heights)} per batch), d_w={args.input_dim}, d={args.hidden_dim}, "
+          f"forward+backward, median over {args.repeats} passes, torch {torch.__version__}, "
+          f"threads={torch.get_num_threads()}")
+    print("| implementation | ms per batch | level-batched is faster by |")
+    print("|---|---:|---:|")
+    base = median["tree_lstm (level-batched)"]
+    for name, value in median.items():
+        print(f"| {name} | {value * 1000:.1f} | {value / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+from typing import Callable, Dict, NamedTuple, Optional
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
+
+from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
+from memplugins.modules.step_linear import StepLinear
+
+ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "tanh": torch.tanh,
+    "softsign": torch.nn.functional.softsign,
+    "sigmoid": torch.sigmoid,
+}
+
+
+class _StoreWrite(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, values, rows, previous_token, store):
+        store.data[rows] = values.detach()
+        ctx.rows, ctx.store = rows, store
+        ctx.set_materialize_grads(False)
+        return values.new_zeros(())  # the token later reads depend on
+
+    @staticmethod
+    def backward(ctx, _token_grad):
+        # runs after every read of these rows (they all depend on this write's token, directly or via later writes)
+        grad = ctx.store.grad
+        return (grad[ctx.rows] if grad is not None else None), None, None, None
+
+
+class _StoreGather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, rows, token, store):
+        ctx.rows, ctx.store = rows, store
+        return store.data[rows]
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.store.accumulate(ctx.rows, grad)
+        return None, None, None
+
+
+class NodeStore:
+    """
+    Per-node values written once (when a node is computed) and read once (by its parent), without autograd's
+    generic buffer updates: writing a level into a tensor buffer by `index_copy`, and gathering children from it,
+    costs a copy (forward) and a zero-filled gradient (backward) of the whole buffer at every level, which made
+    up most of the encoder's time. Here the buffer is plain storage; a read's backward adds its gradient into one
+    gradient buffer, and a write's backward, which autograd runs after all reads of its rows (each read takes the
+    latest write's token as input, and each write the previous token), returns those rows of it.
+    """
+
+    def __init__(self, rows: int, width: int, like: torch.Tensor) -> None:
+        self.data = like.new_zeros(rows, width)
+        self.grad: Optional[torch.Tensor] = None
+
+    def write(self, values: torch.Tensor, rows: torch.Tensor, token: Optional[torch.Tensor]) -> torch.Tensor:
+        return _StoreWrite.apply(values, rows, token, self)
+
+    def gather(self, rows: torch.Tensor, token: torch.Tensor) -> torch.Tensor:
+        return _StoreGather.apply(rows, token, self)
+
+    def accumulate(self, rows: torch.Tensor, grad: torch.Tensor) -> None:
+        if self.grad is None:
+            self.grad = torch.zeros_like(self.data)
+        self.grad.index_add_(0, rows, grad)
+
+
+class TreeLstmOutput(NamedTuple):
+    """Everything one pass of `TreeLstmEncoder.encode` produces."""
+
+    node_states: torch.Tensor  # (B, max_leaves + max_internal, d): leaves then internal nodes, the field's buffer
+    node_mask: torch.BoolTensor  # (B, max_leaves + max_internal): which nodes exist
+    root_states: torch.Tensor  # (B, d)
+
+
+def right_branching_trees(mask: torch.BoolTensor) -> Dict[str, torch.Tensor]:
+    """`BinaryTreeField` tensors of the default right-branching tree over each sequence's real tokens."""
+    lengths = mask.sum(1).tolist()
+    fields = [BinaryTreeField(BinaryTree.right_branching(["_"] * max(n, 1))) for n in lengths]
+    padding = {"num_internal": mask.size(1) - 1}
+    return {k: v.to(mask.device) for k, v in fields[0].batch_tensors([f.as_tensor(padding) for f in fields]).items()}
+
+
+@Seq2VecEncoder.register("tree_lstm")
+class TreeLstmEncoder(Seq2VecEncoder):
+    """
+    The LSTM-RNN of Le and Zuidema (2015, "Compositional Distributional Semantics with Long Short Term Memory",
+    section 3): a recursive network over binary trees whose composition at a parent p with children x (left) and
+    y (right), outputs x, y and memories c_x, c_y, is
+
+        i_1 = σ(W_i1 x + W_i2 y + W_ci1 c_x + W_ci2 c_y + b_i)
+        i_2 = σ(W_i1 y + W_i2 x + W_ci1 c_y + W_ci2 c_x + b_i)
+        f_1 = σ(W_f1 x + W_f2 y + W_cf1 c_x + W_cf2 c_y + b_f)
+        f_2 = σ(W_f1 y + W_f2 x + W_cf1 c_y + W_cf2 c_x + b_f)
+        c_p = f_1 ⊙ c_x + f_2 ⊙ c_y + g(W_c1 x ⊙ i_1 + W_c2 y ⊙ i_2 + b_c)
+        o   = σ(W_o1 x + W_o2 y + W_co c_p + b_o)
+        p   = o ⊙ g(c_p)
+
+    with two input and two forget gates (one per child, the same weights with the children swapped), full-matrix
+    peephole connections from the children's memories, and the activation g configurable (tanh, softsign,
+    sigmoid). A leaf's output is its word vector and its memory is 0. Leaf and internal nodes are untied: the
+    weights applied to a leaf child (size d × d_w) are a separate set from those applied to an internal child
+    (d × d), as in section 4. Our reading where the paper is not explicit: the output gate's peephole reads the
+    parent's new memory c_p (the "c" of the o equation, as in the standard LSTM's W_co c_t; the paper's complexity
+    count, (N-1) d×d for it, agrees).
+
+    Level-batched: every internal node of the same height, across the whole batch, is computed by one set of
+    tensor operations; each node's contributions to its parent (the 8 products W·x above, the 4 peephole products
+    W·c) are computed once, when the node is computed (for leaves: once for all leaves), so a level costs one
+    gather of its children's contributions and memories, elementwise gate arithmetic, and the matrix products of
+    the new nodes (`NodeStore` keeps those per-node values without whole-buffer copies).
+
+    Node states for node-level losses: `encode` returns all node states in the node buffer of
+    `memplugins.fields.BinaryTreeField`. Leaves' states are their word vectors when d_w = d; otherwise (our
+    addition, the paper gives leaves no d-dimensional state) a linear map W_l x without bias, used only for the
+    reported leaf states and for the root of a one-word sentence, never as input to composition.
+
+    As a plain `Seq2VecEncoder`, `forward(inputs, mask, tree=None)` returns the root vector; without a tree (e.g. in
+    `basic_classifier`) each sequence gets the documented default right-branching tree (w_1 (w_2 (... w_n))).
+
+    Registered as a `Seq2VecEncoder` with name "tree_lstm".
+
+    # Parameters
+
+    input_dim : `int`
+        d_w, the size of the word vectors at the leaves.
+    hidden_dim : `int`
+        d, the size of internal node outputs and memories.
+    activation : `str`, optional (default = `"tanh"`)
+        g: "tanh", "softsign" or "sigmoid".
+    """
+
+    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh") -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ConfigurationError(f"tree_lstm: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
+        self._input_dim = input_dim
+        self._hidden_dim = hidden_dim
+        self._g = ACTIVATIONS[activation]
+        d = hidden_dim
+        # Contribution blocks of a child's output, in order: W_i1, W_i2, W_f1, W_f2, W_c1, W_o1, W_c2, W_o2 (W_c1 /
+        # W_o1 are used when the child is a left child, W_c2 / W_o2 when it is a right child).
+        self.leaf_output_weights = torch.nn.Linear(input_dim, 8 * d, bias=False)
+        self.internal_output_weights = torch.nn.Linear(d, 8 * d, bias=False)
+        # Peephole blocks of an internal child's memory: W_ci1, W_ci2, W_cf1, W_cf2 (leaf memories are 0).
+        self.memory_weights = torch.nn.Linear(d, 4 * d, bias=False)
+        self.output_peephole = torch.nn.Linear(d, d, bias=False)  # W_co
+        self.gate_bias = torch.nn.Parameter(torch.zeros(4 * d))  # b_i, b_f, b_c, b_o
+        self.leaf_projection = torch.nn.Linear(input_dim, d, bias=False) if input_dim != d else None
+
+    def get_input_dim(self) -> int:
+        return self._input_dim
+
+    def get_output_dim(self) -> int:
+        return self._hidden_dim
+
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> torch.Tensor:
+        return self.encode(inputs, mask, tree).root_states
+
+    def leaf_states(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self.leaf_projection(inputs) if self.leaf_projection is not None else inputs
+
+    def encode(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> TreeLstmOutput:
+        """
+        inputs `(B, max_leaves, d_w)` (the leaves), mask `(B, max_leaves)`, tree: the tensors of a
+        `BinaryTreeField` (`children`, `heights`, `mask`, `root`); default: right-branching trees.
+        """
+        if tree is None:
+            tree = right_branching_trees(mask)
+        batch_size, max_leaves, _ = inputs.size()
+        max_internal = tree["children"].size(1)
+        if max_leaves != max_internal + 1:
+            raise ConfigurationError(
+                f"tree_lstm: {max_leaves} leaf positions but trees with up to {max_internal} internal nodes; the "
+                "leaves must be exactly the tokens (no start/end tokens)"
+            )
+        d = self._hidden_dim
+        num_nodes = max_leaves + max_internal
+        device = inputs.device
+        offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
+        node_ids = offsets + max_leaves + torch.arange(max_internal, device=device)  # (B, max_internal), flat
+        child_ids = offsets.unsqueeze(-1) + tree["children"]  # (B, max_internal, 2), flat
+        # What a node passes to its parent: its 8 output contribution blocks [i1, i2, f1, f2, c1, o1, c2, o2]
+        # (the 4 gate blocks include the memory peepholes) and its memory, 9d per node.
+        store = NodeStore(batch_size * num_nodes, 9 * d, inputs)
+        leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
+        leaf_values = torch.cat([self.leaf_output_weights(inputs), inputs.new_zeros(batch_size, max_leaves, d)], -1)
+        token = store.write(leaf_values.view(-1, 9 * d), leaf_rows, None)  # leaf memory 0: no peephole part
+        bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
+        bias_gates = torch.cat([bias_i, bias_i, bias_f, bias_f])
+        splits = [4 * d, d, d, d, d, d]
+        # per-level products whose weight gradients are computed once for all levels (modules/step_linear.py);
+        # the memory's two products (peepholes to the parent, W_co c_p) share one
+        memory_products = StepLinear(torch.cat([self.memory_weights.weight, self.output_peephole.weight]))
+        output_products = StepLinear(self.internal_output_weights.weight)
+        # internal nodes sorted by height once, so that each level is a slice (padding has height 0: dropped)
+        heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
+        order = torch.argsort(heights, stable=True)
+        level_sizes = torch.bincount(heights).tolist() if max_internal else [heights.numel()]
+        sorted_parents = node_ids.reshape(-1)[order]
+        sorted_children = child_ids.reshape(-1, 2)[order]
+        level_rows, level_outputs = [], []
+        start = level_sizes[0]
+        for size in level_sizes[1:]:
+            parents = sorted_parents[start : start + size]
+            children = sorted_children[start : start + size].t().reshape(-1)  # all left children, then all right
+            start += size
+            # blocks of x (left) and y (right): [i1, i2, f1, f2 | c1 | o1 | c2 | o2 | memory]
+            x, y = store.gather(children, token).chunk(2)
+            x_gates, x_c1, x_o1, _, _, c_x = x.split(splits, dim=-1)
+            y_gates, _, _, y_c2, y_o2, c_y = y.split(splits, dim=-1)
+            # [i1, i2, f1, f2] = σ([x_i1 + y_i2, x_i2 + y_i1, x_f1 + y_f2, x_f2 + y_f1] + b): y's pairs swapped
+            y_swapped = y_gates.reshape(-1, 2, 2, d).flip(2).reshape(-1, 4 * d)
+            input_1, input_2, forget_1, forget_2 = torch.sigmoid(x_gates + y_swapped + bias_gates).chunk(4, -1)
+            memory = forget_1 * c_x + forget_2 * c_y + self._g(x_c1 * input_1 + y_c2 * input_2 + bias_c)
+            gate_peepholes, output_peephole = memory_products(memory).split([4 * d, d], dim=-1)
+            output = torch.sigmoid(x_o1 + y_o2 + output_peephole + bias_o) * self._g(memory)
+            contribution = output_products(output)
+            contribution[:, : 4 * d] += gate_peepholes
+            token = store.write(torch.cat([contribution, memory], dim=-1), parents, token)
+            level_rows.append(parents)
+            level_outputs.append(output)
+        outputs = inputs.new_zeros(batch_size * num_nodes, d)
+        if level_outputs:  # one scatter for all levels
+            outputs = outputs.index_put((torch.cat(level_rows),), torch.cat(level_outputs))
+        node_states = outputs.view(batch_size, num_nodes, d)
+        leaf_states = self.leaf_states(inputs) * mask.unsqueeze(-1)
+        node_states = torch.cat([leaf_states, node_states[:, max_leaves:]], dim=1)
+        node_mask = torch.cat([mask, tree["mask"]], dim=1)
+        root_states = node_states[torch.arange(batch_size, device=inputs.device), tree["root"]]
+        return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)

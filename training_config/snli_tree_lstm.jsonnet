@@ -1,0 +1,36 @@
+// Tree LSTM (Le and Zuidema 2015) sentence encoders on SNLI: premise and hypothesis encoded over the corpus's
+// binary parses (`snli_parsed` with parse_trees) by one shared `tree_lstm`, features [p; h; |p - h|; p * h], one
+// 1024-unit ReLU layer, softmax; see memplugins/models/tree_pair_classifier.py.
+// Data: SNLI_TRAIN, SNLI_VALIDATION ('' trains without validation), GLOVE_PATH, EMBEDDING_DIM, NUM_EPOCHS.
+// Settings: d = 100, fixed GloVe, Adam lr 1e-3, batch 128, dropout 0.1 (SNLI is not in the tree-LSTM paper; these
+// follow the SNLI sentence-encoder settings of our other configs).
+local validation = std.extVar('SNLI_VALIDATION');
+local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
+local hidden_dim = 100;
+{
+  dataset_reader: {
+    type: 'snli_parsed',
+    parse_trees: true,
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  train_data_path: std.extVar('SNLI_TRAIN'),
+  [if validation != '' then 'validation_data_path']: validation,
+  model: {
+    type: 'tree_pair_classifier',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
+      },
+    },
+    encoder: { type: 'tree_lstm', input_dim: embedding_dim, hidden_dim: hidden_dim },
+    classifier_feedforward: { input_dim: 4 * hidden_dim, num_layers: 1, hidden_dims: 1024, activations: 'relu' },
+    dropout: 0.1,
+  },
+  data_loader: { batch_sampler: { type: 'bucket', batch_size: 128 } },
+  trainer: {
+    optimizer: { type: 'adam', lr: 0.001 },
+    validation_metric: '+accuracy',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}

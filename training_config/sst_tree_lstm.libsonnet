@@ -1,0 +1,33 @@
+// Le and Zuidema (2015) LSTM-RNN on the Stanford Sentiment Treebank: `tree_lstm` over the treebank's binary trees,
+// a softmax at every labelled node (the paper's objective), root accuracy as the reported metric; see
+// memplugins/models/tree_classifier.py. Data: SST_TRAIN, SST_VALIDATION (PTB-format trees; default: 40 shipped
+// dev trees), GLOVE_PATH, EMBEDDING_DIM, NUM_EPOCHS (the paper: 20). Settings (section 5.2): d = 50, tanh,
+// AdaGrad lr 0.05, L2 1e-3 (as weight decay), mini-batches of 5 sentences, no dropout, GloVe-initialised word
+// vectors that are fine-tuned (the paper: 100d; only 50d are shipped here).
+local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
+function(granularity) {
+  dataset_reader: {
+    type: 'sst_trees',
+    granularity: granularity,
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  train_data_path: std.extVar('SST_TRAIN'),
+  validation_data_path: std.extVar('SST_VALIDATION'),
+  model: {
+    type: 'tree_classifier',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: true },
+      },
+    },
+    encoder: { type: 'tree_lstm', input_dim: embedding_dim, hidden_dim: 50, activation: 'tanh' },
+  },
+  data_loader: { batch_size: 5, shuffle: true },
+  validation_data_loader: { batch_size: 64 },
+  trainer: {
+    optimizer: { type: 'adagrad', lr: 0.05, weight_decay: 0.001 },
+    validation_metric: '+accuracy',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}
