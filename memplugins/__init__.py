@@ -12,3 +12,4 @@ from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: F401
 from memplugins.metrics import MapMrr  # noqa: F401
 from memplugins.models import RteAttention  # noqa: F401
 from memplugins.predictors import EntailmentPairsPredictor  # noqa: F401
+from memplugins.commands import AttentionMap  # noqa: F401

@@ -116,6 +116,7 @@ CONFIG_DEFAULTS = {
     "WIKIQA_TRAIN": "fixtures/wikiqa/WikiQA-train.sample.txt",
     "WIKIQA_VALIDATION": "fixtures/wikiqa/WikiQA-dev.sample.tsv",
     "LSTMN_LAYERS": "1",
+    "IRAM_PENALTY": "0.0003",
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",
 }

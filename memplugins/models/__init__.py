@@ -4,3 +4,4 @@ from memplugins.models.nse_pair_classifier import NsePairClassifier
 from memplugins.models.answer_selection import AnswerSelection
 from memplugins.models.tree_classifier import TreeClassifier
 from memplugins.models.tree_pair_classifier import TreePairClassifier
+from memplugins.models.iram_classifier import IramClassifier

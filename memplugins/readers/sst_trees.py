@@ -1,4 +1,5 @@
 import logging
+import re
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
@@ -30,7 +31,8 @@ def parse_sst_tree(text: str) -> BinaryTree:
     are undone. Raises `ValueError` for unbalanced brackets, a non-numeric label, a node with more than two children
     or a unary node over a phrase.
     """
-    tokens = text.replace("(", " ( ").replace(")", " ) ").split()
+    # split on ASCII whitespace only: some words contain a no-break space (e.g. the film title "8\u00a01/2")
+    tokens = [t for t in re.split(r"[ \t\r\n]+", text.replace("(", " ( ").replace(")", " ) ")) if t]
     leaves: List[str] = []
     leaf_labels: List[str] = []
     children: List[Tuple[int, int]] = []

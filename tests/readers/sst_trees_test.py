@@ -76,3 +76,8 @@ def test_plain_sentences_get_the_right_branching_tree():
     tree = instance["tree"].tree
     assert tree.leaves == ["not", "a", "bad", "film"]
     assert tree.children == [(2, 3), (1, 4), (0, 5)] and tree.labels is None
+
+
+def test_a_word_with_a_no_break_space_stays_one_word():
+    # SST's train.txt has the film title "8\u00a01/2" as one leaf
+    assert parse_sst_tree("(2 (2 like) (2 8\u00a01\\/2))").leaves == ["like", "8\u00a01/2"]

@@ -1,0 +1,1 @@
+from memplugins.commands.attention_map import AttentionMap

@@ -1,0 +1,54 @@
+// IRAM (Tutek and Šnajder 2018) on the Stanford Sentiment Treebank; see memplugins/encoders/iram.py and
+// memplugins/models/iram_classifier.py. Trained on every labelled phrase (allennlp-models' `sst_tokens` with
+// use_subtrees, as the paper's 56,400 / 94,200 instances), validated on sentences.
+// Data: SST_TRAIN, SST_VALIDATION (PTB-format trees; default: 40 shipped dev trees), GLOVE_PATH, EMBEDDING_DIM,
+// NUM_EPOCHS, IRAM_PENALTY (γ; default 0.0003, the paper's; 0 turns the regulariser off).
+// Settings (section 4.2): T = 3, BiLSTM h = 400 per direction (the paper searched 400-1000), Adam with AMSGrad
+// lr 3e-4, weight decay 3e-5, gradient norm clipped to 5 (the value is lost in our copy of the paper), batch 32,
+// dropout 0.2 (searched 0.1-0.4), maxout two 200-d layers of pool size 4, fixed GloVe (the paper: 300d Common
+// Crawl, standardised, plus 100d character n-gram vectors, which are not obtainable offline; AllenNLP's character
+// CNN token embedder is the documented substitute, see README).
+local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
+local hidden_size = 400;
+function(granularity, full) {
+  local reader(subtrees) = {
+    type: 'sst_tokens',
+    granularity: granularity,
+    use_subtrees: subtrees,
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  },
+  dataset_reader: reader(true),
+  validation_dataset_reader: reader(false),
+  train_data_path: std.extVar('SST_TRAIN'),
+  validation_data_path: std.extVar('SST_VALIDATION'),
+  model: {
+    type: 'iram_classifier',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
+      },
+    },
+    encoder: {
+      type: 'iram',
+      input_dim: embedding_dim,
+      hidden_size: hidden_size,
+      num_iterations: 3,
+      num_context_layers: if full then 2 else 1,
+      num_query_layers: if full then 1 else 0,
+      embedding_highway_layers: if full then 2 else 0,
+      query_highway: full,
+      attention_penalty: std.parseJson(std.extVar('IRAM_PENALTY')),
+      dropout: 0.2,
+    },
+    maxout: { input_dim: 2 * hidden_size, num_layers: 2, output_dims: 200, pool_sizes: 4, dropout: 0.2 },
+    dropout: 0.2,
+  },
+  data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
+  trainer: {
+    optimizer: { type: 'adam', lr: 0.0003, amsgrad: true, weight_decay: 0.00003 },
+    grad_norm: 5.0,
+    validation_metric: '+accuracy',
+    num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),
+    cuda_device: std.parseInt(std.extVar('CUDA_DEVICE')),
+  },
+}
