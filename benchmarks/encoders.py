@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from memplugins.encoders import LstmnEncoder, NseEncoder
+from memplugins.encoders import IramEncoder, LstmnEncoder, NseEncoder
 
 
 def build(name: str, dim: int) -> torch.nn.Module:
@@ -22,12 +22,17 @@ def build(name: str, dim: int) -> torch.nn.Module:
         return LstmnEncoder(dim, dim)
     if name == "nse":
         return NseEncoder(dim, dim)
+    if name == "iram":  # the full encoder's shape: l_ctx = 2 + l_query = 1 BiLSTM layers (h = d / 2), T = 3
+        return IramEncoder(dim, dim // 2, num_context_layers=2, num_query_layers=1, embedding_highway_layers=2,
+                           query_highway=True, attention_penalty=0.0003)
+    if name == "bilstm x3":  # what IRAM's BiLSTM costs alone
+        return torch.nn.LSTM(dim, dim // 2, num_layers=3, bidirectional=True, batch_first=True)
     raise ValueError(name)
 
 
 def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor) -> None:
     module.zero_grad(set_to_none=True)
-    output = module(x)[0] if name == "torch.nn.LSTM" else module(x, mask)
+    output = module(x)[0] if name in ("torch.nn.LSTM", "bilstm x3") else module(x, mask)
     output.sum().backward()
 
 
@@ -38,7 +43,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse"])
+    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
     args = parser.parse_args()
     device = torch.device(args.device)
     torch.manual_seed(0)
