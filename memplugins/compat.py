@@ -117,6 +117,9 @@ CONFIG_DEFAULTS = {
     "WIKIQA_VALIDATION": "fixtures/wikiqa/WikiQA-dev.sample.tsv",
     "LSTMN_LAYERS": "1",
     "IRAM_PENALTY": "0.0003",
+    "IWSLT_TRAIN": "fixtures/iwslt14/sample.de-en",
+    "IWSLT_VALIDATION": "fixtures/iwslt14/sample.de-en",
+    "BEAM_SIZE": "1",
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",
 }

@@ -1,0 +1,1 @@
+from memplugins.decoders.nse_decoder_net import NseDecoderNet

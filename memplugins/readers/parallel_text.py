@@ -1,0 +1,80 @@
+import logging
+from itertools import zip_longest
+from typing import Iterable, Optional
+
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.instance import Instance
+from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
+from allennlp_models.generation.dataset_readers.seq2seq import Seq2SeqDatasetReader
+
+from memplugins.readers.errors import MalformedInputError, open_text
+
+logger = logging.getLogger(__name__)
+
+
+@DatasetReader.register("parallel_text")
+class ParallelTextReader(Seq2SeqDatasetReader):
+    """
+    Reads a parallel corpus stored as two line-aligned files, `{file_path}.{source_suffix}` and
+    `{file_path}.{target_suffix}` (e.g. IWSLT14's `valid.de-en.en` / `valid.de-en.de`: `file_path` is
+    `.../valid.de-en`), into allennlp-models' seq2seq instances (`source_tokens`, `target_tokens`, with the start /
+    end symbols of `Seq2SeqDatasetReader`, whose options this reader takes too; for TSV input use its `seq2seq`
+    reader). Options from Munkhdalai and Yu (2017, section 4.5): `max_length` drops pairs where either side has
+    more words (the paper: 25; the dropped count is logged) and `lowercase`.
+
+    Files of different lengths, or an empty line on either side, raise an error naming the file and line.
+
+    Registered as a `DatasetReader` with name "parallel_text".
+
+    # Parameters
+
+    source_suffix : `str`, optional (default = `"en"`)
+    target_suffix : `str`, optional (default = `"de"`)
+        The paper translates English to German.
+    max_length : `int`, optional (default = `None`)
+        Drop pairs whose source or target has more whitespace tokens than this.
+    lowercase : `bool`, optional (default = `False`)
+    source_tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
+        The corpus is pre-tokenized; the target tokenizer defaults to the source one.
+    **kwargs
+        Passed to `Seq2SeqDatasetReader` (token indexers, start / end tokens, ...).
+    """
+
+    def __init__(
+        self,
+        source_suffix: str = "en",
+        target_suffix: str = "de",
+        max_length: Optional[int] = None,
+        lowercase: bool = False,
+        source_tokenizer: Optional[Tokenizer] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(source_tokenizer=source_tokenizer or WhitespaceTokenizer(), **kwargs)
+        self._source_suffix = source_suffix
+        self._target_suffix = target_suffix
+        self._max_length = max_length
+        self._lowercase = lowercase
+
+    def _read(self, file_path: str) -> Iterable[Instance]:
+        source_path = f"{file_path}.{self._source_suffix}"
+        target_path = f"{file_path}.{self._target_suffix}"
+        dropped = 0
+        with open_text(source_path) as sources, open_text(target_path) as targets:
+            lines = enumerate(zip_longest(sources, targets), start=1)
+            for line_number, (source, target) in self.shard_iterable(lines):
+                if source is None or target is None:
+                    shorter = source_path if source is None else target_path
+                    raise MalformedInputError(shorter, line_number, "file ends here but its parallel file goes on "
+                                              f"({source_path} and {target_path} must have the same number of lines)")
+                source, target = source.strip(), target.strip()
+                for path, text in ((source_path, source), (target_path, target)):
+                    if not text:
+                        raise MalformedInputError(path, line_number, "empty line in a parallel corpus")
+                if self._lowercase:
+                    source, target = source.lower(), target.lower()
+                if self._max_length and max(len(source.split()), len(target.split())) > self._max_length:
+                    dropped += 1
+                    continue
+                yield self.text_to_instance(source, target)
+        if dropped:
+            logger.info("parallel_text: dropped %d pairs longer than %d words in %s", dropped, self._max_length, file_path)
