@@ -120,6 +120,8 @@ CONFIG_DEFAULTS = {
     "IWSLT_TRAIN": "fixtures/iwslt14/sample.de-en",
     "IWSLT_VALIDATION": "fixtures/iwslt14/sample.de-en",
     "BEAM_SIZE": "1",
+    "YELP_TRAIN": "fixtures/yelp13_format/sample.ss",
+    "YELP_VALIDATION": "fixtures/yelp13_format/sample.ss",
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",
 }

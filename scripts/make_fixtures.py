@@ -40,6 +40,48 @@ def write_ptb_format(records, tokenizer) -> None:
     (out / "tiny.txt").write_text("".join(lines[1800:1830]), encoding="utf-8")
 
 
+def write_yelp_format() -> None:
+    """Self-written restaurant reviews (synthetic: composed from hand-written phrases, no real review text) in the
+    Tang et al. (2015) `.ss` format, 12 per rating 1-5, for the `hierarchical_documents` reader and configs."""
+    rng = random.Random(13)
+    openers = {
+        1: ["the food was cold and the staff ignored us .", "worst dinner i have had in years .",
+            "we waited an hour for a table that was half empty ."],
+        2: ["the pasta was bland and overpriced .", "service was slow but the room was clean .",
+            "not terrible , just forgettable ."],
+        3: ["an average place with a few good dishes .", "the tacos were fine , the salsa was better .",
+            "okay for a quick lunch ."],
+        4: ["really good burgers and friendly staff .", "the soup was rich and the bread was fresh .",
+            "we will come back for the desserts ."],
+        5: ["best sushi in town , hands down .", "everything we ordered was perfect .",
+            "the chef came out to say hello and the meal was outstanding ."],
+    }
+    middles = {
+        1: ["my steak was burnt and nobody apologized .", "the bathroom was dirty .",
+            "they charged us for drinks we never got ."],
+        2: ["the portions were small for the price .", "our server forgot the side dishes .",
+            "the music was far too loud ."],
+        3: ["parking is hard to find .", "the wait was about twenty minutes .", "prices are fair for the area ."],
+        4: ["the patio is lovely in the evening .", "our server knew the menu well .",
+            "the coffee was strong and hot ."],
+        5: ["the wine list is excellent .", "the staff made us feel at home .", "even the side salad was memorable ."],
+    }
+    closers = {1: ["avoid .", "never again ."], 2: ["probably will not return .", "there are better options nearby ."],
+               3: ["it is fine .", "nothing special but no complaints ."], 4: ["recommended .", "a solid choice ."],
+               5: ["a must visit !", "five stars without a doubt ."]}
+    lines = []
+    for i in range(60):
+        rating = (i % 5) + 1
+        n = rng.randint(1, 5)
+        sentences = [rng.choice(openers[rating])]
+        sentences += rng.sample(middles[rating], min(n - 1, 3))[: max(0, n - 2)]
+        sentences += [rng.choice(closers[rating])] if n > 1 else []
+        lines.append(f"user{i % 7}\t\tplace{i % 11}\t\t{rating}\t\t" + " <sssss> ".join(sentences))
+    out = ROOT / "fixtures" / "yelp13_format"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sample.ss").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(ROOT.parent / "shared" / "data"))
@@ -85,6 +127,13 @@ def main() -> None:
     glove_out.mkdir(parents=True, exist_ok=True)
     with gzip.GzipFile(glove_out / "glove.6B.50d.snli_sample.txt.gz", "wb", mtime=0) as handle:
         handle.write("".join(rows).encode("utf-8"))
+    iwslt_out = ROOT / "fixtures" / "iwslt14"
+    iwslt_out.mkdir(parents=True, exist_ok=True)
+    for language in ("de", "en"):  # the first 300 line-aligned pairs of IWSLT14 valid, byte for byte
+        with open(shared / "iwslt14_de_en" / f"valid.de-en.{language}", "rb") as source:
+            head = b"".join(source.readline() for _ in range(300))
+        (iwslt_out / f"sample.de-en.{language}").write_bytes(head)
+    write_yelp_format()
     print(f"{len(sampled)} SNLI pairs; vocabulary {len(vocabulary)} types, {len(rows)} found in GloVe")
 
 

@@ -5,3 +5,4 @@ from memplugins.models.answer_selection import AnswerSelection
 from memplugins.models.tree_classifier import TreeClassifier
 from memplugins.models.tree_pair_classifier import TreePairClassifier
 from memplugins.models.iram_classifier import IramClassifier
+from memplugins.models.hierarchical_classifier import HierarchicalClassifier

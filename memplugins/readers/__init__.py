@@ -3,3 +3,4 @@ from memplugins.readers.snli_parsed import SnliParsedReader
 from memplugins.readers.wikiqa import WikiQaReader
 from memplugins.readers.sst_trees import SstTreesReader, parse_sst_tree
 from memplugins.readers.parallel_text import ParallelTextReader
+from memplugins.readers.hierarchical_documents import HierarchicalDocumentsReader

@@ -1,0 +1,47 @@
+"""
+Real-data run for the shared-memory NMT models (issue: NMT), not part of CI: IWSLT14 English -> German (the
+paper's direction), the three configs trained on the IWSLT14 *valid* split (6,969 pairs, 25-word filter; the train
+split is not available here) for the same number of epochs (`--epochs`), then BLEU on the *test* split (6,750
+pairs, the same filter) by `allennlp evaluate` (greedy decoding, as the paper; allennlp's BLEU, 4-gram, over
+token ids, without the start/end symbols). GloVe 6B 50d fixed for the English source (paper: 300d 840B).
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/nmt_real_data.py --data ../shared/data --epochs 5
+"""
+import argparse
+import os
+from pathlib import Path
+
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train  # benchmarks/ is this file's folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "nmt"))
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=["lstm_lstm", "nse_lstm", "nse_nse"])
+    args = parser.parse_args()
+    corpus = Path(args.data) / "iwslt14_de_en"
+    env = {**os.environ, "IWSLT_TRAIN": str(corpus / "valid.de-en"), "IWSLT_VALIDATION": "",
+           "GLOVE_PATH": str(Path(args.data) / "glove" / "glove.6B.50d.top100k.txt.gz"), "EMBEDDING_DIM": "50",
+           "NUM_EPOCHS": str(args.epochs), "BEAM_SIZE": "1"}
+    paper = {"lstm_lstm": "17.02", "nse_lstm": "17.13", "nse_nse": "17.93"}
+    lines = [f"IWSLT14 en->de, trained on valid (6,969 pairs, <= 25 words), {args.epochs} epochs each, BLEU on test "
+             "(greedy); GloVe 6B 50d fixed source embeddings, 300 units",
+             "| model | test BLEU | paper (full train set) | s / epoch | params excl. source embeddings |",
+             "|---|---:|---:|---:|---:|"]
+    for name in args.only:
+        out = Path(args.out) / name
+        train(f"training_config/iwslt14_{name}.jsonnet", out, env)
+        test = evaluate(out / "model.tar.gz", str(corpus / "test.de-en"), env)
+        epochs, seconds = epochs_and_seconds(out)
+        lines.append(f"| {name} | {100 * test['BLEU']:.2f} | {paper[name]} | {seconds / max(epochs, 1):.0f} | "
+                     f"{count_parameters(out / 'model.tar.gz', exclude='_source_text_embedder')[0]:,} |")
+        print(lines[-1], flush=True)
+    table = "\n".join(lines)
+    print(table)
+    (Path(args.out) / "table.md").write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
