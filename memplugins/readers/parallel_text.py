@@ -70,11 +70,16 @@ class ParallelTextReader(Seq2SeqDatasetReader):
                 for path, text in ((source_path, source), (target_path, target)):
                     if not text:
                         raise MalformedInputError(path, line_number, "empty line in a parallel corpus")
-                if self._lowercase:
-                    source, target = source.lower(), target.lower()
                 if self._max_length and max(len(source.split()), len(target.split())) > self._max_length:
                     dropped += 1
                     continue
                 yield self.text_to_instance(source, target)
         if dropped:
             logger.info("parallel_text: dropped %d pairs longer than %d words in %s", dropped, self._max_length, file_path)
+
+    def text_to_instance(self, source_string: str, target_string: Optional[str] = None) -> Instance:  # type: ignore
+        """As `Seq2SeqDatasetReader`'s, lowercasing first if configured (so `allennlp predict` inputs match)."""
+        if self._lowercase:
+            source_string = source_string.lower()
+            target_string = target_string.lower() if target_string is not None else None
+        return super().text_to_instance(source_string, target_string)

@@ -64,6 +64,13 @@ class TestNmtConfigs(ModelTestCase):
             path, overrides=json.dumps(overrides),
             gradients_to_ignore={"_source_text_embedder.token_embedder_tokens.weight"},  # fixed GloVe
         )
+        if config == "nse_nse":  # `allennlp predict` translates {"source": ...} lines
+            from allennlp.models.archival import load_archive
+            from allennlp.predictors import Predictor
+
+            archive = load_archive(str(self.TEST_DIR / "save_and_load_test" / "model.tar.gz"))
+            output = Predictor.from_archive(archive).predict_json({"source": "Now why does that matter ?"})
+            assert output["predicted_tokens"] and all(isinstance(t, str) for t in output["predicted_tokens"][0])
 
     def nse_nse_model(self, beam_size: int):
         import os
