@@ -7,15 +7,19 @@
 // lr 3e-4, weight decay 3e-5, gradient norm clipped to 5 (the value is lost in our copy of the paper), batch 32,
 // dropout 0.2 (searched 0.1-0.4), maxout two 200-d layers of pool size 4, fixed GloVe (the paper: 300d Common
 // Crawl, standardised, plus 100d character n-gram vectors, which are not obtainable offline; AllenNLP's character
-// CNN token embedder is the documented substitute, see README).
+// CNN token embedder is the substitute: char_cnn=true, as in sst2_iram_full_char_cnn.jsonnet).
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 local hidden_size = 400;
-function(granularity, full) {
+function(granularity, full, char_cnn=false) {
+  local char_dim = 100,
+  local input_dim = embedding_dim + (if char_cnn then char_dim else 0),
   local reader(subtrees) = {
     type: 'sst_tokens',
     granularity: granularity,
     use_subtrees: subtrees,
-    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
+    token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } } + (
+      if char_cnn then { token_characters: { type: 'characters', min_padding_length: 5 } } else {}
+    ),
   },
   dataset_reader: reader(true),
   validation_dataset_reader: reader(false),
@@ -26,11 +30,20 @@ function(granularity, full) {
     text_field_embedder: {
       token_embedders: {
         tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
-      },
+      } + (
+        // the substitute for the paper's character n-gram vectors: a character CNN (n = 2..5), learned
+        if char_cnn then {
+          token_characters: {
+            type: 'character_encoding',
+            embedding: { embedding_dim: 16 },
+            encoder: { type: 'cnn', embedding_dim: 16, num_filters: 25, ngram_filter_sizes: [2, 3, 4, 5] },
+          },
+        } else {}
+      ),
     },
     encoder: {
       type: 'iram',
-      input_dim: embedding_dim,
+      input_dim: input_dim,
       hidden_size: hidden_size,
       num_iterations: 3,
       num_context_layers: if full then 2 else 1,

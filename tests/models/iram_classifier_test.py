@@ -23,7 +23,8 @@ class TestIramClassifier(ModelTestCase):
 
     @pytest.mark.parametrize("config", ["training_config/sst2_iram_vanilla.jsonnet",
                                         "training_config/sst2_iram_full.jsonnet",
-                                        "training_config/sst5_iram_full.jsonnet"])
+                                        "training_config/sst5_iram_full.jsonnet",
+                                        "training_config/sst2_iram_full_char_cnn.jsonnet"])
     def test_train_save_load(self, config, monkeypatch):
         monkeypatch.setenv("NUM_EPOCHS", "1")
         small = self.small_config(config)
