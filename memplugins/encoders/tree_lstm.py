@@ -18,7 +18,7 @@ class _StoreWrite(torch.autograd.Function):
     @staticmethod
     def forward(ctx, values, rows, previous_token, store):
         store.data[rows] = values.detach()
-        ctx.rows, ctx.store = rows, store
+        ctx.rows, ctx.store, ctx.is_first = rows, store, previous_token is None
         ctx.set_materialize_grads(False)
         return values.new_zeros(())  # the token later reads depend on
 
@@ -26,7 +26,10 @@ class _StoreWrite(torch.autograd.Function):
     def backward(ctx, _token_grad):
         # runs after every read of these rows (they all depend on this write's token, directly or via later writes)
         grad = ctx.store.grad
-        return (grad[ctx.rows] if grad is not None else None), None, None, None
+        rows_grad = grad[ctx.rows] if grad is not None else None
+        if ctx.is_first:  # the last backward step of the pass: start afresh if the graph is run again
+            ctx.store.grad = None
+        return rows_grad, None, None, None
 
 
 class _StoreGather(torch.autograd.Function):

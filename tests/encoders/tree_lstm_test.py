@@ -113,3 +113,13 @@ def test_gradients_equal_those_of_the_recursive_reference():
     slow = torch.autograd.grad(total, [inputs, *encoder.parameters()], allow_unused=True)
     for (name, _), f, s in zip([("inputs", None), *encoder.named_parameters()], fast, slow):
         assert torch.allclose(f, s if s is not None else torch.zeros_like(f), atol=1e-10), name
+
+
+def test_a_second_backward_through_a_retained_graph_gives_the_same_gradients():
+    encoder = random_encoder(6, 5)
+    tensors, mask = batch_of([parse_sst_tree(s) for s in SHAPES])
+    output = encoder.encode(torch.randn(len(SHAPES), mask.size(1), 6), mask, tensors).node_states.sum()
+    first = torch.autograd.grad(output, list(encoder.parameters()), retain_graph=True)
+    second = torch.autograd.grad(output, list(encoder.parameters()))
+    for a, b in zip(first, second):
+        assert torch.allclose(a, b)
