@@ -161,7 +161,10 @@ class NseEncoder(Seq2SeqEncoder):
             for _ in self.write_cells
         ]
         hidden, keys, extra_keys = [], [], [[] for _ in extras]
+        # steps where no sequence is padded skip the masking (most steps of a length-bucketed batch)
+        step_is_full = mask.all(0).tolist()
         for t, step_mask in enumerate(mask.unsqueeze(-1).unbind(1)):
+            full = step_is_full[t]
             o_t = read_outputs[:, t]
             z_t, m_t = memory_read(memory, mask, o_t)  # (2), (3)
             retrieved = [m_t]
@@ -174,14 +177,19 @@ class NseEncoder(Seq2SeqEncoder):
                 input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
                 c_new = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
                 h_new = torch.sigmoid(output_gate) * torch.tanh(c_new)
-                new_states.append((torch.where(step_mask, h_new, h), torch.where(step_mask, c_new, c)))
+                if full:
+                    new_states.append((h_new, c_new))
+                else:
+                    new_states.append((torch.where(step_mask, h_new, h), torch.where(step_mask, c_new, c)))
                 layer_input = h_new
             states = new_states
-            h_t = self._dropout(layer_input) * step_mask
-            z_t = z_t * step_mask  # a padded step writes nothing
+            h_t = self._dropout(layer_input)
+            if not full:
+                h_t = h_t * step_mask
+                z_t = z_t * step_mask  # a padded step writes nothing
             memory = memory_write(memory, z_t, h_t)  # (6) / (14)
             for n, (z_n, _) in enumerate(extra_reads):
-                z_n = z_n * step_mask
+                z_n = z_n if full else z_n * step_mask
                 if self._write_extra_memories:
                     extras[n] = memory_write(extras[n], z_n, h_t)  # (15)
                 extra_keys[n].append(z_n)
