@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=150)
     parser.add_argument("--phrases", action="store_true")
     parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3])
+    parser.add_argument("--rows", nargs="*", default=None, help="only these rows, as TASK:ENCODER:GAMMA")
     args = parser.parse_args()
     trees = Path(args.data) / "sst" / "trees"
     env = {**os.environ, "SST_TRAIN": str(trees / "train.txt"), "SST_VALIDATION": str(trees / "dev.txt"),
@@ -39,6 +40,8 @@ def main() -> None:
     rows = [(task, variant, gamma) for task, variant in (("sst2", "vanilla"), ("sst5", "full"), ("sst2", "full"),
                                                          ("sst5", "vanilla")) for gamma in ("0.0003", "0")]
     rows.append(("sst2", "vanilla", "0.3"))
+    if args.rows:
+        rows = [tuple(row.split(":")) for row in args.rows]
     lines = [f"SST sentences test accuracy; IRAM T = 3, BiLSTM h = {args.hidden}, GloVe 6B 50d fixed, "
              f"{'phrases' if args.phrases else 'sentences'} for training, {args.epochs} epochs, best dev epoch, "
              f"seeds {args.seeds}",
