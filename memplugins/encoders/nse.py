@@ -5,7 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.memory import memory_read, memory_write
+from memplugins.modules.factored_memory import FactoredMemory, WriteHistory, read_memories
 from memplugins.modules.step_linear import StepLinear
 
 OUTPUTS = ("hidden", "memory")
@@ -38,7 +38,11 @@ class NseEncoder(Seq2SeqEncoder):
         M^n_t likewise with z^n_t                             (15)     (if `write_extra_memories`)
 
     The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
-    read-compose-write loop steps. The memory operations live in `memplugins.modules.memory`.
+    read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
+    receives the same h_t, the memories are kept in the exactly equivalent factored form
+    M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t] (`memplugins.modules.factored_memory`, which derives it from (6)): a
+    step reads the fixed M_0 and the written history instead of building and differentiating a new (T × k) memory,
+    and M_T is formed once at the end.
 
     Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
     of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
@@ -142,11 +146,15 @@ class NseEncoder(Seq2SeqEncoder):
                 f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"
             )
         batch_size, num_steps, _ = inputs.size()
-        memory = self.initial_memory(inputs, mask)
-        extras = [extra for extra, _ in extra_memories]
-        extra_masks = [extra_mask for _, extra_mask in extra_memories]
         read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
         read_outputs = self._dropout(read_outputs)
+        # the memories in factored form M_t = diag(a_t) M_0 + W_t H_t (modules/factored_memory.py)
+        memories = [FactoredMemory(self.initial_memory(inputs, mask), mask, read_outputs, written=True)]
+        memories += [
+            FactoredMemory(extra, extra_mask, read_outputs, written=self._write_extra_memories)
+            for extra, extra_mask in extra_memories
+        ]
+        history = WriteHistory(read_outputs, num_reads=sum(memory.written for memory in memories))
         # (4) splits as W [o_t; m_r; ...] + b = (W_o o_t + b) + W_m [m_r; ...]: the o_t half for all t in one
         # product; the per-step products defer their weight gradients to one product (modules/step_linear.py)
         k = self._hidden_size
@@ -160,17 +168,17 @@ class NseEncoder(Seq2SeqEncoder):
             (inputs.new_zeros(batch_size, self._hidden_size), inputs.new_zeros(batch_size, self._hidden_size))
             for _ in self.write_cells
         ]
-        hidden, keys, extra_keys = [], [], [[] for _ in extras]
+        hidden: List[torch.Tensor] = []
+        keys: List[List[torch.Tensor]] = [[] for _ in memories]
         # steps where no sequence is padded skip the masking (most steps of a length-bucketed batch)
         step_is_full = mask.all(0).tolist()
-        for t, step_mask in enumerate(mask.unsqueeze(-1).unbind(1)):
+        # unbound rather than indexed per step: the backward of `x[:, t]` is a full-size zero tensor for every t
+        steps = zip(read_outputs.unbind(1), composed_reads.unbind(1), mask.unsqueeze(-1).unbind(1))
+        for t, (o_t, composed_read, step_mask) in enumerate(steps):
             full = step_is_full[t]
-            o_t = read_outputs[:, t]
-            z_t, m_t = memory_read(memory, mask, o_t)  # (2), (3)
-            retrieved = [m_t]
-            extra_reads = [memory_read(extra, extra_mask, o_t) for extra, extra_mask in zip(extras, extra_masks)]
-            retrieved += [m_n for _, m_n in extra_reads]  # (10), (11)
-            c_t = torch.relu(composed_reads[:, t] + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4) / (12)
+            # (2), (3) and for each extra memory (10), (11)
+            step_keys, retrieved = read_memories(t, o_t, memories, history)
+            c_t = torch.relu(composed_read + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4) / (12)
             layer_input, new_states = c_t, []
             for (linear, bias), (h, c) in zip(write_layers, states):  # (5) / (13): LSTMCell's equations
                 gates = linear(torch.cat([layer_input, h], dim=-1)) + bias
@@ -184,21 +192,23 @@ class NseEncoder(Seq2SeqEncoder):
                 layer_input = h_new
             states = new_states
             h_t = self._dropout(layer_input)
-            if not full:
+            if not full:  # a padded step writes nothing
                 h_t = h_t * step_mask
-                z_t = z_t * step_mask  # a padded step writes nothing
-            memory = memory_write(memory, z_t, h_t)  # (6) / (14)
-            for n, (z_n, _) in enumerate(extra_reads):
-                z_n = z_n if full else z_n * step_mask
-                if self._write_extra_memories:
-                    extras[n] = memory_write(extras[n], z_n, h_t)  # (15)
-                extra_keys[n].append(z_n)
+                step_keys = [z * step_mask for z in step_keys]
+            for memory, z in zip(memories, step_keys):
+                if memory.written:
+                    memory.write(z)  # (6) / (14) / (15)
+            if t + 1 < num_steps:
+                history.write(t, h_t)
             hidden.append(h_t)
-            keys.append(z_t)
+            for n, z in enumerate(step_keys):
+                keys[n].append(z)
+        hidden_states = torch.stack(hidden, 1)
+        final = [memory.final(hidden_states) for memory in memories]
         return NseOutput(
-            hidden=torch.stack(hidden, 1),
-            memory=memory,
-            keys=torch.stack(keys, 1),
-            extra_memories=extras,
-            extra_keys=[torch.stack(k, 1) for k in extra_keys],
+            hidden=hidden_states,
+            memory=final[0],
+            keys=torch.stack(keys[0], 1),
+            extra_memories=final[1:],
+            extra_keys=[torch.stack(k, 1) for k in keys[1:]],
         )

@@ -20,6 +20,8 @@ def run_masked_lstm(
     `(num_layers * directions, batch, hidden)`. Returns outputs `(batch, time, hidden * directions)` and `(h_n, c_n)`.
     """
     lengths = mask.sum(dim=1).clamp(min=1).cpu()
+    if bool((lengths == inputs.size(1)).all()):  # nothing padded: packing would only cost time
+        return lstm(inputs, initial_state)
     packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
     packed_outputs, final_state = lstm(packed, initial_state)
     outputs, _ = pad_packed_sequence(packed_outputs, batch_first=True, total_length=inputs.size(1))

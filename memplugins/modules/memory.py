@@ -1,6 +1,7 @@
 """
-Masked content-based read and write on a slot memory, shared by the NSE encoder (Munkhdalai and Yu 2017, eq. 2-3 /
-6 and their multiple-memory versions 8-11 / 14-15) and, later, its decoder.
+Masked content-based read and write on a slot memory (Munkhdalai and Yu 2017, eq. 2-3 / 6), step by step: used by
+the NSE decoder, whose queries depend on its own previous outputs, and as the reference that
+`memplugins.modules.factored_memory` (the encoder's form) is tested against.
 
 Memory: `(batch, slots, k)`, one row per slot (the paper stores slots as columns of M ∈ R^{k×l}).
 
@@ -11,7 +12,7 @@ Memory: `(batch, slots, k)`, one row per slot (the paper stores slots as columns
 
 A padded slot has z_i = 0 and so is never changed by a write.
 
-Both operations run once per time step over the whole `(B, l, k)` memory, so they dominate NSE's cost; they are
+Both operations run once per time step over the whole `(B, l, k)` memory, so they dominate the decoder's cost; they are
 autograd Functions with hand-derived backward passes that touch the memory as few times as possible (autograd's
 generic backward of the same expressions makes about twice as many passes over it). The derivations:
 
