@@ -71,16 +71,17 @@ class WordByWordAttention(torch.nn.Module):
         hypothesis_outputs: torch.Tensor,
         hypothesis_mask: torch.BoolTensor,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        batch_size, num_steps, _ = hypothesis_outputs.size()
+        batch_size = hypothesis_outputs.size(0)
         projected_premise = self.premise_projection(premise_outputs)  # W^y Y, (B, L, k)
         projected_queries = self.query_projection(hypothesis_outputs)  # W^h h_t for all t, (B, N, k)
         r = hypothesis_outputs.new_zeros(batch_size, self.hidden_size)
         alphas = []
-        for t in range(num_steps):
-            m = torch.tanh(projected_premise + (projected_queries[:, t] + self.recurrent_projection(r)).unsqueeze(1))  # (11)
+        # unbound rather than indexed per step: the backward of `x[:, t]` is a full-size zero tensor for every t
+        steps = zip(projected_queries.unbind(1), hypothesis_mask.unsqueeze(-1).unbind(1))
+        for query, step_mask in steps:
+            m = torch.tanh(projected_premise + (query + self.recurrent_projection(r)).unsqueeze(1))  # (11)
             alpha = masked_softmax(self.scorer(m).squeeze(-1), premise_mask, memory_efficient=True)  # (12)
             r_next = torch.bmm(alpha.unsqueeze(1), premise_outputs).squeeze(1) + torch.tanh(self.carry_projection(r))  # (13)
-            step_mask = hypothesis_mask[:, t].unsqueeze(-1)
             r = torch.where(step_mask, r_next, r)
             alphas.append(alpha * step_mask)
         return r, torch.stack(alphas, dim=1)
