@@ -29,59 +29,28 @@ h_s's gradient from them in two vector-matrix products.
 Masking as in `memplugins.modules.memory`: padding slots get z = 0 (never read, never written), a memory with no
 real slot reads z = 0 and m = 0, and a padded step writes with z = 0.
 """
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
+from memplugins.modules.step_linear import DeferredStepProduct
 
-class _CollectMatrixGradient(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, matrix: torch.Tensor, reader: "StepMatrixReader") -> torch.Tensor:
-        ctx.reader = reader
-        ctx.set_materialize_grads(False)
-        return matrix.detach()  # a node every step's product depends on; no copy
+
+class StepMatrixReader(DeferredStepProduct):
+    """`u_t ↦ u_t^T M` (batched) for the steps of one forward pass; M's gradient is formed once, over all steps."""
 
     @staticmethod
-    def backward(ctx, _unused: Optional[torch.Tensor]):
-        reader: StepMatrixReader = ctx.reader
-        steps = sorted(reader.output_grads)
-        if not steps:
-            return None, None
-        weights = torch.stack([reader.weights[s] for s in steps], 2)  # (B, l, steps)
-        grads = torch.stack([reader.output_grads[s] for s in steps], 1)  # (B, steps, k)
-        reader.output_grads.clear()
-        return torch.bmm(weights, grads), None
-
-
-class _MatrixReadFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, weights: torch.Tensor, matrix: torch.Tensor, reader: "StepMatrixReader", step: int):
-        ctx.save_for_backward(matrix)
-        ctx.reader, ctx.step = reader, step
+    def product(weights: torch.Tensor, matrix: torch.Tensor) -> torch.Tensor:
         return torch.bmm(weights.unsqueeze(1), matrix).squeeze(1)
 
     @staticmethod
-    def backward(ctx, grad_output: torch.Tensor):
-        (matrix,) = ctx.saved_tensors
-        ctx.reader.output_grads[ctx.step] = grad_output
+    def input_gradient(grad_output: torch.Tensor, matrix: torch.Tensor) -> torch.Tensor:
         # g^T M^T with the vector on the left: one pass over M (bmm of M by a column vector is several times slower)
-        return torch.bmm(grad_output.unsqueeze(1), matrix.transpose(1, 2)).squeeze(1), None, None, None
+        return torch.bmm(grad_output.unsqueeze(1), matrix.transpose(1, 2)).squeeze(1)
 
-
-class StepMatrixReader:
-    """`u_t ↦ u_t^T M` (batched) for the steps of one forward pass; M's gradient is formed once, over all steps."""
-
-    def __init__(self, matrix: torch.Tensor) -> None:
-        self._defer = matrix.requires_grad and torch.is_grad_enabled()
-        self.matrix = _CollectMatrixGradient.apply(matrix, self) if self._defer else matrix
-        self.weights: List[torch.Tensor] = []
-        self.output_grads: Dict[int, torch.Tensor] = {}
-
-    def __call__(self, weights: torch.Tensor) -> torch.Tensor:
-        if not self._defer:
-            return torch.bmm(weights.unsqueeze(1), self.matrix).squeeze(1)
-        self.weights.append(weights.detach())
-        return _MatrixReadFunction.apply(weights, self.matrix, self, len(self.weights) - 1)
+    @staticmethod
+    def weight_gradient(weights: List[torch.Tensor], grad_outputs: List[torch.Tensor]) -> torch.Tensor:
+        return torch.bmm(torch.stack(weights, 2), torch.stack(grad_outputs, 1))  # (B, l, steps) (B, steps, k)
 
 
 class _HistoryWrite(torch.autograd.Function):
