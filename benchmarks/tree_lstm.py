@@ -18,22 +18,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.encoders.tree_lstm_reference
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder  # noqa: E402
-from memplugins.fields import BinaryTree, BinaryTreeField  # noqa: E402
 from memplugins.readers import parse_sst_tree  # noqa: E402
-from tests.encoders.tree_lstm_reference import reference_tree_lstm  # noqa: E402
+from tests.encoders.tree_lstm_reference import batch_of, reference_tree_lstm  # noqa: E402
 
 
 def batches(path: str, batch_size: int, count: int):
     lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
     for start in range(0, min(len(lines), batch_size * count), batch_size):
         trees = [parse_sst_tree(line) for line in lines[start : start + batch_size]]
-        fields = [BinaryTreeField(BinaryTree(t.leaves, t.children)) for t in trees]
-        padding = {"num_internal": max(len(t.children) for t in trees)}
-        tensors = fields[0].batch_tensors([f.as_tensor(padding) for f in fields])
-        mask = torch.zeros(len(trees), padding["num_internal"] + 1, dtype=torch.bool)
-        for b, tree in enumerate(trees):
-            mask[b, : len(tree.leaves)] = True
-        yield trees, tensors, mask
+        yield (trees, *batch_of(trees))
 
 
 def main() -> None:

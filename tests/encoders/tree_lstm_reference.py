@@ -1,14 +1,14 @@
 """
 A slow, recursive, one-tree-at-a-time implementation of Le and Zuidema's (2015) LSTM-RNN equations, written from
 the paper with named weight matrices (sliced out of a `TreeLstmEncoder`), as the reference for tests and for
-benchmarks/tree_lstm.py.
+benchmarks/tree_lstm.py, and `batch_of`, the encoder's batched tree tensors, which both use too.
 """
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
-from memplugins.fields import BinaryTree
+from memplugins.fields import BinaryTree, BinaryTreeField
 
 
 def reference_tree_lstm(encoder: TreeLstmEncoder, words: torch.Tensor, tree: BinaryTree) -> List[torch.Tensor]:
@@ -41,3 +41,14 @@ def reference_tree_lstm(encoder: TreeLstmEncoder, words: torch.Tensor, tree: Bin
     states = [encoder.leaf_states(words[i]) for i in range(n)]
     states += [node(n + j)[0] for j in range(len(tree.children))]
     return states
+
+
+def batch_of(trees: List[BinaryTree]) -> Tuple[Dict[str, torch.Tensor], torch.BoolTensor]:
+    """The `BinaryTreeField` batch tensors of `trees` and the mask of their leaves (the tokens)."""
+    fields = [BinaryTreeField(BinaryTree(t.leaves, t.children)) for t in trees]
+    padding = {"num_internal": max(len(t.children) for t in trees)}
+    tensors = fields[0].batch_tensors([f.as_tensor(padding) for f in fields])
+    mask = torch.zeros(len(trees), padding["num_internal"] + 1, dtype=torch.bool)
+    for b, t in enumerate(trees):
+        mask[b, : len(t.leaves)] = True
+    return tensors, mask

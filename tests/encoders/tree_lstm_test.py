@@ -4,9 +4,9 @@ from allennlp.common import Params
 from allennlp.modules import Seq2VecEncoder
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
-from memplugins.fields import BinaryTree, BinaryTreeField
+from memplugins.fields import BinaryTree
 from memplugins.readers import parse_sst_tree
-from tests.encoders.tree_lstm_reference import reference_tree_lstm
+from tests.encoders.tree_lstm_reference import batch_of, reference_tree_lstm
 
 SHAPES = [
     "(3 (2 It) (4 (2 's) (3 lovely)))",  # small
@@ -14,16 +14,6 @@ SHAPES = [
     "(1 (1 (1 (1 (1 (2 a) (2 b)) (2 c)) (2 d)) (2 e)) (2 f))",  # deep left-branching
     "(2 (2 (2 a) (2 b)) (2 (2 c) (2 (2 d) (2 (2 e) (2 (2 f) (2 g))))))",  # mixed
 ]
-
-
-def batch_of(trees):
-    fields = [BinaryTreeField(BinaryTree(t.leaves, t.children)) for t in trees]
-    padding = {"num_internal": max(len(t.children) for t in trees)}
-    tensors = fields[0].batch_tensors([f.as_tensor(padding) for f in fields])
-    mask = torch.zeros(len(trees), padding["num_internal"] + 1, dtype=torch.bool)
-    for b, t in enumerate(trees):
-        mask[b, : len(t.leaves)] = True
-    return tensors, mask
 
 
 def node_rows(tree, max_leaves):
