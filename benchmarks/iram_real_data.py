@@ -18,7 +18,7 @@ import os
 import statistics
 from pathlib import Path
 
-from runs import ROOT, evaluate, train  # benchmarks/ is this file's folder
+from runs import ROOT, evaluate, train, write_table  # benchmarks/ is this file's folder
 
 
 def main() -> None:
@@ -45,7 +45,8 @@ def main() -> None:
     lines = [f"SST sentences test accuracy; IRAM T = 3, BiLSTM h = {args.hidden}, GloVe 6B 50d fixed, "
              f"{'phrases' if args.phrases else 'sentences'} for training, {args.epochs} epochs, best dev epoch, "
              f"seeds {args.seeds}",
-             "| task | encoder | γ | test acc. per seed | mean | best-dev seed | dev attention overlap per seed | mean | paper |",
+             "| task | encoder | γ | test acc. per seed | mean | best-dev seed | dev attention overlap per seed | mean "
+             "| paper |",
              "|---|---|---:|---|---:|---:|---|---:|---|"]
     for task, variant, gamma in rows:
         results = []
@@ -61,14 +62,13 @@ def main() -> None:
             test = evaluate(out / "model.tar.gz", str(trees / "test.txt"), env)["accuracy"]
             results.append((metrics["best_validation_accuracy"], test, metrics["best_validation_attention_overlap"]))
         tests = [t for _, t, _ in results]
+        overlaps = [o for _, _, o in results]
         lines.append(f"| {task} | {variant} | {gamma} | {' / '.join(f'{t:.4f}' for t in tests)} | "
                      f"{statistics.mean(tests):.4f} | {max(results)[1]:.4f} | "
-                     f"{' / '.join(f'{o:.4f}' for _, _, o in results)} | {statistics.mean(o for _, _, o in results):.4f} | "
+                     f"{' / '.join(f'{o:.4f}' for o in overlaps)} | {statistics.mean(overlaps):.4f} | "
                      f"{paper.get((task, variant), '') if gamma == '0.0003' else ''} |")
         print(lines[-1], flush=True)
-    table = "\n".join(lines)
-    print(table)
-    (Path(args.out) / "table.md").write_text(table + "\n")
+    write_table(lines, Path(args.out))
 
 
 def granularity_override(task: str, variant: str) -> dict:

@@ -18,12 +18,11 @@ GloVe: 6B 50d (the only vectors available here; the paper uses 300d 840B).
 """
 import argparse
 import json
-import os
 import subprocess
 from pathlib import Path
 
 # benchmarks/ is this file's folder, so its modules import directly
-from runs import ALLENNLP, ROOT, count_parameters, epochs_and_seconds, evaluate, train
+from runs import ALLENNLP, ROOT, count_parameters, epochs_and_seconds, evaluate, run_tasks, train
 
 
 def run_ptb(args, base_env, results: Path) -> str:
@@ -118,12 +117,7 @@ def main() -> None:
     args = parser.parse_args()
     results = Path(args.out)
     runners = {"ptb": run_ptb, "snli": run_snli, "sst": run_sst}
-    tables = []
-    for task in args.only:
-        table = runners[task](args, dict(os.environ), results)
-        print(table + "\n", flush=True)
-        tables.append(table)
-    (results / "tables.md").write_text("\n\n".join(tables) + "\n")
+    run_tasks(runners, args, results)
 
 
 if __name__ == "__main__":

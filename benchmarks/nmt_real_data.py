@@ -11,7 +11,8 @@ import argparse
 import os
 from pathlib import Path
 
-from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train  # benchmarks/ is this file's folder
+# benchmarks/ is this file's folder
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train, write_table
 
 
 def overrides(name: str, args) -> dict:
@@ -54,9 +55,7 @@ def main() -> None:
         lines.append(f"| {name} | {100 * test['BLEU']:.2f} | {paper[name]} | {seconds / max(epochs, 1):.0f} | "
                      f"{count_parameters(out / 'model.tar.gz', exclude='_source_text_embedder')[0]:,} |")
         print(lines[-1], flush=True)
-    table = "\n".join(lines)
-    print(table)
-    (Path(args.out) / "table.md").write_text(table + "\n")
+    write_table(lines, Path(args.out))
 
 
 if __name__ == "__main__":

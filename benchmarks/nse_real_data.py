@@ -23,11 +23,10 @@ learned projection of the embeddings rather than from the embeddings themselves.
 """
 import argparse
 import json
-import os
 from pathlib import Path
 
 # benchmarks/ is this file's folder, so its modules import directly
-from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, run_tasks, train
 
 
 def budget(minutes: float, batches: int) -> dict:
@@ -140,12 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     results = Path(args.out)
     runners = {"snli": run_snli, "sst": run_sst, "wikiqa": run_wikiqa}
-    tables = []
-    for task in args.only:
-        table = runners[task](args, dict(os.environ), results)
-        print(table + "\n", flush=True)
-        tables.append(table)
-    (results / "tables.md").write_text("\n\n".join(tables) + "\n")
+    run_tasks(runners, args, results)
 
 
 if __name__ == "__main__":

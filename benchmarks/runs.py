@@ -1,10 +1,11 @@
 """Shared by the benchmark scripts: run `allennlp train` / `allennlp evaluate` as subprocesses and read results."""
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 ALLENNLP = str(Path(sys.executable).parent / "allennlp")
@@ -58,3 +59,21 @@ def count_parameters(archive: Path, exclude: str = "") -> Tuple[int, int]:
     model = load_archive(str(archive)).model
     trainable = sum(p.numel() for n, p in model.named_parameters() if p.requires_grad and not (exclude and exclude in n))
     return trainable, sum(p.numel() for p in model.parameters())
+
+
+def write_table(lines: Sequence[str], out: Path) -> None:
+    """Prints a finished markdown table and writes it to `out/table.md`."""
+    table = "\n".join(lines)
+    print(table)
+    (out / "table.md").write_text(table + "\n")
+
+
+def run_tasks(runners: Dict[str, Callable[..., str]], args, out: Path) -> None:
+    """Runs `runners[task](args, environment, out)` for each task in `args.only`, printing each table as it is
+    made; writes them all to `out/tables.md`."""
+    tables = []
+    for task in args.only:
+        table = runners[task](args, dict(os.environ), out)
+        print(table + "\n", flush=True)
+        tables.append(table)
+    (out / "tables.md").write_text("\n\n".join(tables) + "\n")

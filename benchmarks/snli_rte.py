@@ -14,7 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train  # benchmarks/ is this file's folder
+# benchmarks/ is this file's folder
+from runs import ROOT, count_parameters, epochs_and_seconds, evaluate, train, write_table
 MODELS = {
     "conditional": "training_config/snli_rte_conditional.jsonnet",
     "attention": "training_config/snli_rte_attention.jsonnet",
@@ -54,11 +55,9 @@ def main() -> None:
     header = "| model | SNLI test acc. | train (dev) acc. | s / epoch | trainable params | params incl. embeddings |"
     lines = [header, "|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {n} | {a:.4f} | {t:.4f} | {s:.1f} | {p:,} | {q:,} |" for n, a, t, s, p, q in rows]
-    table = "\n".join(lines)
     print(f"SNLI dev (9,842 pairs) -> test (9,824), GloVe 6B 50d fixed, {args.epochs} epochs, CPU threads: "
           f"{os.environ.get('OMP_NUM_THREADS', 'default')}")
-    print(table)
-    (Path(args.out) / "table.md").write_text(table + "\n")
+    write_table(lines, Path(args.out))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import statistics
 from pathlib import Path
 
-from runs import ROOT, epochs_and_seconds, evaluate, train  # benchmarks/ is this file's folder
+from runs import ROOT, epochs_and_seconds, evaluate, train, write_table  # benchmarks/ is this file's folder
 
 
 def main() -> None:
@@ -47,9 +47,7 @@ def main() -> None:
         lines.append(f"| {task} | {' / '.join(f'{t:.4f}' for t in tests)} | {statistics.mean(tests):.4f} | "
                      f"{best:.4f} | {paper[task]} | {statistics.mean(s for _, _, s in results):.1f} |")
         print(lines[-1], flush=True)
-    table = "\n".join(lines)
-    print(table)
-    (Path(args.out) / "table.md").write_text(table + "\n")
+    write_table(lines, Path(args.out))
 
 
 if __name__ == "__main__":
