@@ -16,7 +16,14 @@ site-packages is edited. Each fix is idempotent and covered by a test that fails
 3. Defaults for the `std.extVar` variables of our shipped configs (`CONFIG_DEFAULTS`), which jsonnet cannot express.
 4. Offline spaCy: AllenNLP's `get_spacy_model` falls back to spaCy's rule-based tokenizer instead of downloading,
    and fails with a clear message when annotations that need a trained model are requested.
-Tests: `tests/test_compat.py` (1-3) and `tests/test_spacy_offline.py` (4).
+5. `allennlp.nn.util.tiny_value_of_dtype` knows float16 but not bfloat16 (`TypeError: Does not support dtype
+   torch.bfloat16`), so sequence losses and masked log-softmaxes fail under CPU autocast (`torch.autocast("cpu")`
+   computes in bfloat16). bfloat16 has float32's exponent range, so it gets float32's value, 1e-13.
+6. `CnnEncoder` (the character CNN) masks by adding `min_value_of_dtype(activations.dtype)` and then zeroes the
+   pooled values equal to that sentinel. Under autocast the activations are float16 / bfloat16 while the added
+   mask is float32, so the sum is float32 and never equals the sentinel: padding tokens pool to about -3e38 (or
+   -65504), which overflows the next layer to inf and the loss to NaN. Under autocast we run it in float32.
+Tests: `tests/test_compat.py` (1-3, 5, 6) and `tests/test_spacy_offline.py` (4).
 """
 import contextvars
 import logging
@@ -31,6 +38,8 @@ from torch.optim import Optimizer
 from allennlp.common import params as _params
 from allennlp.common import util as _util
 from allennlp.common.checks import ConfigurationError
+from allennlp.nn import util as _nn_util
+from allennlp.modules.seq2vec_encoders.cnn_encoder import CnnEncoder
 from allennlp.data.tokenizers import spacy_tokenizer as _spacy_tokenizer
 from allennlp.training.learning_rate_schedulers.pytorch_lr_schedulers import ReduceOnPlateauLearningRateScheduler
 
@@ -234,3 +243,33 @@ if not getattr(_util.get_spacy_model, "_memplugins_patched", False):
         if getattr(_module, "get_spacy_model", None) is _original_get_spacy_model:
             _module.get_spacy_model = get_spacy_model_offline
     _spacy_tokenizer.SpacyTokenizer.__init__ = _spacy_tokenizer_init
+
+
+# 5. bfloat16 in allennlp.nn.util.tiny_value_of_dtype (CPU autocast).
+if not getattr(_nn_util.tiny_value_of_dtype, "_memplugins_patched", False):
+    _original_tiny_value_of_dtype = _nn_util.tiny_value_of_dtype
+
+    def tiny_value_of_dtype(dtype: torch.dtype):
+        if dtype == torch.bfloat16:
+            return 1e-13  # float32's exponent range
+        return _original_tiny_value_of_dtype(dtype)
+
+    tiny_value_of_dtype._memplugins_patched = True
+    for _module in list(sys.modules.values()):
+        if getattr(_module, "tiny_value_of_dtype", None) is _original_tiny_value_of_dtype:
+            _module.tiny_value_of_dtype = tiny_value_of_dtype
+
+
+# 6. CnnEncoder in float32 under autocast.
+if not getattr(CnnEncoder.forward, "_memplugins_patched", False):
+    _original_cnn_forward = CnnEncoder.forward
+
+    def _cnn_encoder_forward(self, tokens: torch.Tensor, mask: torch.BoolTensor):
+        devices = [device for device in ("cuda", "cpu") if torch.is_autocast_enabled(device)]
+        if not devices:
+            return _original_cnn_forward(self, tokens, mask)
+        with torch.autocast(device_type=devices[0], enabled=False):
+            return _original_cnn_forward(self, tokens.float(), mask)
+
+    _cnn_encoder_forward._memplugins_patched = True
+    CnnEncoder.forward = _cnn_encoder_forward

@@ -61,3 +61,26 @@ def test_config_defaults_point_at_shipped_fixtures(monkeypatch):
     monkeypatch.setenv("SNLI_TRAIN", "/data/snli_1.0_train.jsonl")
     params = Params.from_file("training_config/snli_rte_word_by_word.jsonnet")
     assert params["train_data_path"] == "/data/snli_1.0_train.jsonl"
+
+
+def test_bfloat16_has_a_tiny_value_for_masked_softmaxes_under_cpu_autocast():
+    from allennlp.nn import util
+
+    assert util.tiny_value_of_dtype(torch.bfloat16) == util.tiny_value_of_dtype(torch.float32)
+    assert util.tiny_value_of_dtype(torch.half) == 1e-4  # unchanged
+    logits = torch.randn(2, 5, dtype=torch.bfloat16)
+    mask = torch.tensor([[True, True, False, True, True], [True] * 5])
+    assert torch.isfinite(util.masked_log_softmax(logits, mask)[mask]).all()
+
+
+def test_character_cnn_ignores_padding_under_autocast():
+    from allennlp.modules.seq2vec_encoders import CnnEncoder
+
+    torch.manual_seed(0)
+    encoder = CnnEncoder(embedding_dim=4, num_filters=3, ngram_filter_sizes=(2, 3), output_dim=5)
+    tokens = torch.randn(3, 6, 4)
+    mask = torch.tensor([[True] * 6, [True, True, False, False, False, False], [False] * 6])  # last: a padding token
+    reference = encoder(tokens, mask)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = encoder(tokens, mask)
+    torch.testing.assert_close(mixed.float(), reference, atol=2e-2, rtol=0)

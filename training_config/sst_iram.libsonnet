@@ -35,7 +35,7 @@ function(granularity, full, char_cnn=false) {
         if char_cnn then {
           token_characters: {
             type: 'character_encoding',
-            embedding: { embedding_dim: 16 },
+            embedding: { embedding_dim: 16, vocab_namespace: 'token_characters' },  // AllenNLP's default namespace is 'tokens'
             encoder: { type: 'cnn', embedding_dim: 16, num_filters: 25, ngram_filter_sizes: [2, 3, 4, 5] },
           },
         } else {}

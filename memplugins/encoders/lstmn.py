@@ -19,7 +19,7 @@ class LstmnEncoder(Seq2SeqEncoder):
     A drop-in for `"lstm"` in any config that takes a `Seq2SeqEncoder` (unidirectional; output size `hidden_size`).
     After each forward, `last_attention` holds the intra-attention weights `(batch, num_layers, T, T)` (row t: the
     distribution over steps i < t) and `last_memory` the memory tape of the top layer, for models that report or
-    visualise them.
+    visualise them (detached: they never keep a finished step's graph alive).
 
     Registered as a `Seq2SeqEncoder` with name "lstmn".
 
@@ -88,6 +88,6 @@ class LstmnEncoder(Seq2SeqEncoder):
             hidden, memory, weights = layer(layer_input, mask)
             attention.append(weights)
             layer_input = hidden
-        self.last_attention = torch.stack(attention, dim=1)
-        self.last_memory = memory
+        self.last_attention = torch.stack(attention, dim=1).detach()
+        self.last_memory = memory.detach()
         return hidden

@@ -52,7 +52,8 @@ class NseEncoder(Seq2SeqEncoder):
     As a `Seq2SeqEncoder`, `forward(inputs, mask)` returns h_t per token (`output="hidden"`) or the final memory
     M_T (`output="memory"`, one slot per token, the same shape). Models that need more call `encode(...)`, which
     returns an `NseOutput` with the final memory and the keys z_t, and which takes extra memories for MMA-NSE. The
-    last `forward`'s `NseOutput` is also kept in `last_output` (for visualisation of z_t from any config).
+    last `forward`'s `NseOutput` is also kept, detached, in `last_output` (for visualisation of z_t from any config;
+    detached so that it never keeps a finished step's graph alive into the next step).
 
     Registered as a `Seq2SeqEncoder` with name "nse".
 
@@ -123,8 +124,15 @@ class NseEncoder(Seq2SeqEncoder):
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         if self._num_extra_memories:
             raise ConfigurationError("nse with num_extra_memories > 0 needs the memories: call encode(...)")
-        self.last_output = self.encode(inputs, mask)
-        return self.last_output.hidden if self._output == "hidden" else self.last_output.memory
+        output = self.encode(inputs, mask)
+        self.last_output = NseOutput(
+            hidden=output.hidden.detach(),
+            memory=output.memory.detach(),
+            keys=output.keys.detach(),
+            extra_memories=[m.detach() for m in output.extra_memories],
+            extra_keys=[z.detach() for z in output.extra_keys],
+        )
+        return output.hidden if self._output == "hidden" else output.memory
 
     def initial_memory(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         """M_0: the inputs (projected to k if needed), zero at padding."""

@@ -5,6 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
+from memplugins.modules.autocast import float32_under_autocast, state_dtype
 from memplugins.modules.step_linear import StepLinear
 
 ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -16,6 +17,7 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 
 class _StoreWrite(torch.autograd.Function):
     @staticmethod
+    @float32_under_autocast
     def forward(ctx, values, rows, previous_token, store):
         store.data[rows] = values.detach()
         ctx.rows, ctx.store, ctx.is_first = rows, store, previous_token is None
@@ -34,6 +36,7 @@ class _StoreWrite(torch.autograd.Function):
 
 class _StoreGather(torch.autograd.Function):
     @staticmethod
+    @float32_under_autocast
     def forward(ctx, rows, token, store):
         ctx.rows, ctx.store = rows, store
         return store.data[rows]
@@ -55,7 +58,7 @@ class NodeStore:
     """
 
     def __init__(self, rows: int, width: int, like: torch.Tensor) -> None:
-        self.data = like.new_zeros(rows, width)
+        self.data = like.new_zeros(rows, width, dtype=state_dtype(like))  # float32 under autocast
         self.grad: Optional[torch.Tensor] = None
 
     def write(self, values: torch.Tensor, rows: torch.Tensor, token: Optional[torch.Tensor]) -> torch.Tensor:
@@ -229,9 +232,11 @@ class TreeLstmEncoder(Seq2VecEncoder):
             token = store.write(torch.cat([contribution, memory], dim=-1), parents, token)
             level_rows.append(parents)
             level_outputs.append(output)
-        outputs = inputs.new_zeros(batch_size * num_nodes, d)
         if level_outputs:  # one scatter for all levels
-            outputs = outputs.index_put((torch.cat(level_rows),), torch.cat(level_outputs))
+            all_outputs = torch.cat(level_outputs)
+            outputs = all_outputs.new_zeros(batch_size * num_nodes, d).index_put((torch.cat(level_rows),), all_outputs)
+        else:
+            outputs = inputs.new_zeros(batch_size * num_nodes, d)
         node_states = outputs.view(batch_size, num_nodes, d)
         leaf_states = self.leaf_states(inputs) * mask.unsqueeze(-1)
         node_states = torch.cat([leaf_states, node_states[:, max_leaves:]], dim=1)

@@ -28,11 +28,16 @@ h_s's gradient from them in two vector-matrix products.
 
 Masking as in `memplugins.modules.memory`: padding slots get z = 0 (never read, never written), a memory with no
 real slot reads z = 0 and m = 0, and a padded step writes with z = 0.
+
+Mixed precision: the history's Functions and the deferred M_0 products run in float32 under autocast, and the
+state (a_t, W_t, H) is float32 there (`memplugins.modules.autocast`); the batched products outside them (M_0 o_t for
+all t, the scores' W (H o_t), the final M_T) are autocast's to cast.
 """
 from typing import List, Optional, Tuple
 
 import torch
 
+from memplugins.modules.autocast import float32_under_autocast, state_dtype
 from memplugins.modules.step_linear import DeferredStepProduct
 
 
@@ -55,7 +60,8 @@ class StepMatrixReader(DeferredStepProduct):
 
 class _HistoryWrite(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, value: torch.Tensor, token: Optional[torch.Tensor], history: "WriteHistory", step: int):
+    @float32_under_autocast
+    def forward(ctx, value: torch.Tensor, token: Optional[torch.Tensor], history: "_HistoryBuffers", step: int):
         history.values[:, step] = value.detach()
         ctx.history, ctx.step = history, step
         ctx.set_materialize_grads(False)
@@ -80,7 +86,8 @@ class _HistoryWrite(torch.autograd.Function):
 
 class _HistoryQuery(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, query: torch.Tensor, token: torch.Tensor, history: "WriteHistory", step: int):
+    @float32_under_autocast
+    def forward(ctx, query: torch.Tensor, token: torch.Tensor, history: "_HistoryBuffers", step: int):
         ctx.history, ctx.step = history, step
         return torch.bmm(query.unsqueeze(1), history.values[:, :step].transpose(1, 2)).squeeze(1)  # H_{<t} o_t
 
@@ -93,7 +100,8 @@ class _HistoryQuery(torch.autograd.Function):
 
 class _HistoryRead(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, coefficients: torch.Tensor, token: torch.Tensor, history: "WriteHistory", step: int):
+    @float32_under_autocast
+    def forward(ctx, coefficients: torch.Tensor, token: torch.Tensor, history: "_HistoryBuffers", step: int):
         history.read_coefficients[:, step, :, :step] = coefficients.detach()
         ctx.history, ctx.step = history, step
         return torch.bmm(coefficients, history.values[:, :step])  # (B, reads, k): c^T H_{<t} per memory
@@ -105,6 +113,24 @@ class _HistoryRead(torch.autograd.Function):
         return torch.bmm(grad, history.values[:, :t].transpose(1, 2)), None, None, None
 
 
+class _HistoryBuffers:
+    """
+    The plain storage the history's graph nodes share: written values H, the queries, and the per-step gradients
+    the reads record. It holds no tensor with a graph: the nodes' contexts refer to it, and anything here that
+    referred back to the graph would be a reference cycle through autograd's C++ nodes that Python's garbage
+    collector cannot break (the pass's whole graph would stay alive; see `memplugins.modules.step_linear`).
+    """
+
+    def __init__(self, queries: torch.Tensor, num_reads: int) -> None:
+        batch_size, steps, size = queries.size()
+        dtype = state_dtype(queries)  # float32 under autocast (memplugins.modules.autocast)
+        self.queries = queries.detach().to(dtype)
+        self.values = queries.new_zeros(batch_size, steps, size, dtype=dtype)
+        self.query_grads = queries.new_zeros(batch_size, steps, steps, dtype=dtype)  # [b, t, s]: ∂L/∂(h_s · o_t)
+        self.read_coefficients = queries.new_zeros(batch_size, steps, num_reads, steps, dtype=dtype)  # [b, t, r, s]
+        self.read_grads = queries.new_zeros(batch_size, steps, num_reads, size, dtype=dtype)  # ∂L/∂(read r at t)
+
+
 class WriteHistory:
     """
     H: the values h_1..h_T written so far, `(B, T, k)`, as plain storage read by `query` (H_{<t} o_t) and `read`
@@ -112,22 +138,17 @@ class WriteHistory:
     """
 
     def __init__(self, queries: torch.Tensor, num_reads: int) -> None:
-        batch_size, steps, size = queries.size()
-        self.queries = queries.detach()
-        self.values = queries.new_zeros(batch_size, steps, size)
-        self.query_grads = queries.new_zeros(batch_size, steps, steps)  # [b, t, s]: ∂L/∂(h_s · o_t)
-        self.read_coefficients = queries.new_zeros(batch_size, steps, num_reads, steps)  # [b, t, r, s]
-        self.read_grads = queries.new_zeros(batch_size, steps, num_reads, size)  # [b, t, r]: ∂L/∂(read r at t)
-        self.token: Optional[torch.Tensor] = None
+        self._buffers = _HistoryBuffers(queries, num_reads)
+        self.token: Optional[torch.Tensor] = None  # the latest write's output (a graph tensor: kept only here)
 
     def query(self, step: int, query: torch.Tensor) -> torch.Tensor:
-        return _HistoryQuery.apply(query, self.token, self, step)
+        return _HistoryQuery.apply(query, self.token, self._buffers, step)
 
     def read(self, step: int, coefficients: torch.Tensor) -> torch.Tensor:
-        return _HistoryRead.apply(coefficients, self.token, self, step)
+        return _HistoryRead.apply(coefficients, self.token, self._buffers, step)
 
     def write(self, step: int, value: torch.Tensor) -> None:
-        self.token = _HistoryWrite.apply(value, self.token, self, step)
+        self.token = _HistoryWrite.apply(value, self.token, self._buffers, step)
 
 
 class FactoredMemory:

@@ -20,15 +20,19 @@ generic backward of the same expressions makes about twice as many passes over i
            gM = z g_mr^T + g_s o^T;  g_o = M^T g_s
     write: M' = M + z ⊙ (h - M):  gM = (1 - z) ⊙ gM';  gz_i = <gM'_i, h - m_i>;  g_h = Σ_i z_i gM'_i
 
-`tests/modules/memory_test.py` checks them with `torch.autograd.gradcheck`.
+`tests/modules/memory_test.py` checks them with `torch.autograd.gradcheck`. Under autocast both run in float32
+(`memplugins.modules.autocast`): the memory is recurrent state, rewritten at every step.
 """
 from typing import Tuple
 
 import torch
 
+from memplugins.modules.autocast import float32_under_autocast
+
 
 class _MemoryRead(torch.autograd.Function):
     @staticmethod
+    @float32_under_autocast
     def forward(ctx, memory: torch.Tensor, memory_mask: torch.Tensor, query: torch.Tensor):
         # elementwise product + sum is faster on CPU than bmm's batched matrix-vector products for M o ...
         scores = (memory * query.unsqueeze(1)).sum(-1)
@@ -55,6 +59,7 @@ class _MemoryRead(torch.autograd.Function):
 
 class _MemoryWrite(torch.autograd.Function):
     @staticmethod
+    @float32_under_autocast
     def forward(ctx, memory: torch.Tensor, keys: torch.Tensor, value: torch.Tensor):
         ctx.save_for_backward(memory, keys, value)
         # lerp computes (1 - z) * M + z * h in one fused operation

@@ -14,36 +14,68 @@ product u_t^T M of the NSE encoder.
 
     linear = StepLinear(weight)          # once per forward pass, before the loop
     for t in ...: y_t = linear(x_t)      # y_t = x_t W^T
+
+Memory: the graph nodes keep only a `_StepRecord` (the steps' detached inputs and recorded output gradients), never
+the `DeferredStepProduct` that holds the alias tensor. A node whose context refers back to a tensor of its own graph
+is a reference cycle through autograd's C++ nodes, which Python's garbage collector cannot see: the whole graph of
+the pass, with every activation it saved, would never be freed (13 MB a step for the NSE encoder at B=32, T=20).
+`tests/modules/graph_release_test.py` checks that a finished pass leaves nothing alive.
+
+Mixed precision: the products run in float32 under autocast (`memplugins.modules.autocast`).
 """
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Type
 
 import torch
+
+from memplugins.modules.autocast import float32_under_autocast
+
+
+class _StepRecord:
+    """The state a pass's backward shares: each step's input (detached) and the gradient of each step's output."""
+
+    def __init__(self, product_type: Type["DeferredStepProduct"]) -> None:
+        self.product_type = product_type
+        self.inputs: List[torch.Tensor] = []
+        self.output_grads: Dict[int, torch.Tensor] = {}
+
+    def collected_weight_gradient(self) -> Optional[torch.Tensor]:
+        steps = sorted(self.output_grads)  # steps whose output got no gradient are left out
+        if not steps:
+            return None
+        gradient = self.product_type.weight_gradient(
+            [self.inputs[s] for s in steps], [self.output_grads[s] for s in steps]
+        )
+        self.output_grads.clear()  # a retained graph run again records afresh
+        return gradient
 
 
 class _CollectDeferredGradient(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, weight: torch.Tensor, owner: "DeferredStepProduct") -> torch.Tensor:
-        ctx.owner = owner
+    @float32_under_autocast
+    def forward(ctx, weight: torch.Tensor, record: _StepRecord) -> torch.Tensor:
+        ctx.record = record
         ctx.set_materialize_grads(False)
         return weight.detach()  # a new graph node every step depends on; no copy of the data
 
     @staticmethod
     def backward(ctx, _unused: Optional[torch.Tensor]):
-        return ctx.owner.collected_weight_gradient(), None
+        return ctx.record.collected_weight_gradient(), None
 
 
 class _StepProductFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, inputs: torch.Tensor, weight: torch.Tensor, owner: "DeferredStepProduct", step: int):
+    @float32_under_autocast
+    def forward(ctx, inputs: torch.Tensor, weight: torch.Tensor, record: _StepRecord, step: int):
         ctx.save_for_backward(weight)
-        ctx.owner, ctx.step = owner, step
-        return owner.product(inputs, weight)
+        ctx.record, ctx.step = record, step
+        record.inputs.append(inputs.detach())
+        return record.product_type.product(inputs, weight)
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         (weight,) = ctx.saved_tensors
-        ctx.owner.output_grads[ctx.step] = grad_output
-        return ctx.owner.input_gradient(grad_output, weight), None, None, None
+        ctx.record.output_grads[ctx.step] = grad_output
+        return ctx.record.product_type.input_gradient(grad_output, weight), None, None, None
 
 
 class DeferredStepProduct:
@@ -54,23 +86,15 @@ class DeferredStepProduct:
 
     def __init__(self, weight: torch.Tensor) -> None:
         self._defer = weight.requires_grad and torch.is_grad_enabled()
-        self.weight = _CollectDeferredGradient.apply(weight, self) if self._defer else weight
-        self.inputs: List[torch.Tensor] = []
-        self.output_grads: Dict[int, torch.Tensor] = {}
+        self._record = _StepRecord(type(self))
+        self.weight = _CollectDeferredGradient.apply(weight, self._record) if self._defer else weight
+        self._steps = 0
 
     def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
         if not self._defer:
-            return self.product(inputs, self.weight)
-        self.inputs.append(inputs.detach())
-        return _StepProductFunction.apply(inputs, self.weight, self, len(self.inputs) - 1)
-
-    def collected_weight_gradient(self) -> Optional[torch.Tensor]:
-        steps = sorted(self.output_grads)  # steps whose output got no gradient are left out
-        if not steps:
-            return None
-        gradient = self.weight_gradient([self.inputs[s] for s in steps], [self.output_grads[s] for s in steps])
-        self.output_grads.clear()
-        return gradient
+            return self.product(inputs, self.weight)  # no backward: autocast applies as to any product
+        self._steps += 1
+        return _StepProductFunction.apply(inputs, self.weight, self._record, self._steps - 1)
 
     @staticmethod
     def product(inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

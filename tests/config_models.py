@@ -1,0 +1,42 @@
+"""Builds the model of any shipped config, with its own reader, vocabulary settings and default (fixture) data."""
+import itertools
+from pathlib import Path
+from typing import Dict, List, NamedTuple
+
+import torch
+from allennlp.common import Params
+from allennlp.data import Batch, DatasetReader, Instance, Vocabulary
+from allennlp.models import Model
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = sorted(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "training_config").glob("*.jsonnet"))
+
+
+class ConfigModel(NamedTuple):
+    model: Model
+    vocab: Vocabulary
+    instances: List[Instance]
+
+    def batch(self, device: str = "cpu") -> Dict[str, torch.Tensor]:
+        batch = Batch(self.instances)
+        batch.index_instances(self.vocab)
+        return _to_device(batch.as_tensor_dict(), device)
+
+
+def _to_device(tensors, device):
+    if isinstance(tensors, torch.Tensor):
+        return tensors.to(device)
+    if isinstance(tensors, dict):
+        return {k: _to_device(v, device) for k, v in tensors.items()}
+    return tensors
+
+
+def build_config_model(config: str, num_instances: int = 8, overrides: str = "", seed: int = 0) -> ConfigModel:
+    """The config's model over its first `num_instances` training instances (the shipped fixture by default)."""
+    params = Params.from_file(str(REPO_ROOT / config), overrides)
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(itertools.islice(reader.read(params.pop("train_data_path")), num_instances))
+    vocab = Vocabulary.from_params(params.pop("vocabulary", Params({})), instances=instances)
+    torch.manual_seed(seed)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    return ConfigModel(model, vocab, instances)
