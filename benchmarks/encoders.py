@@ -2,9 +2,10 @@
 Forward+backward time of memplugins' recurrent encoders against `torch.nn.LSTM` of the same size, measured in one
 run (repetitions interleaved, medians reported) so that the ratio is meaningful on a noisy machine.
 
-    .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15 --device cpu]
+    .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15 --device cpu] [--amp]
 
-Prints a table: encoder, median ms per forward+backward, ratio to torch.nn.LSTM.
+Prints a table: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the peak memory of
+one step. `--amp` runs every step under autocast (float16 on CUDA, bfloat16 on the CPU), as `"use_amp": true` does.
 """
 import argparse
 import statistics
@@ -30,10 +31,12 @@ def build(name: str, dim: int) -> torch.nn.Module:
     raise ValueError(name)
 
 
-def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor) -> None:
+def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, amp: bool = False) -> None:
     module.zero_grad(set_to_none=True)
-    output = module(x)[0] if name in ("torch.nn.LSTM", "bilstm x3") else module(x, mask)
-    output.sum().backward()
+    dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
+    with torch.autocast(x.device.type, dtype=dtype, enabled=amp):
+        output = module(x)[0] if name in ("torch.nn.LSTM", "bilstm x3") else module(x, mask)
+    output.float().sum().backward()
 
 
 def main() -> None:
@@ -43,34 +46,48 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--amp", action="store_true", help="autocast: float16 on CUDA, bfloat16 on the CPU")
     parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
     args = parser.parse_args()
     device = torch.device(args.device)
+    if args.amp and device.type == "cpu":
+        parser.error("--amp is for CUDA: torch.nn.LSTM (the baseline) has no bfloat16 CPU kernel without AVX512-BF16")
     torch.manual_seed(0)
     x = torch.randn(args.batch, args.steps, args.dim, device=device, requires_grad=True)
     mask = torch.ones(args.batch, args.steps, dtype=torch.bool, device=device)
     modules = {name: build(name, args.dim).to(device) for name in args.encoders}
     for name, module in modules.items():  # warm-up
         for _ in range(2):
-            step(name, module, x, mask)
+            step(name, module, x, mask, args.amp)
+    peak_mb = {}
+    if device.type == "cuda":
+        for name, module in modules.items():
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            step(name, module, x, mask, args.amp)
+            torch.cuda.synchronize()
+            peak_mb[name] = (torch.cuda.max_memory_allocated() - before) / 2**20
     times = {name: [] for name in modules}
     for _ in range(args.repeats):
         for name, module in modules.items():
             if device.type == "cuda":
                 torch.cuda.synchronize()
             started = time.perf_counter()
-            step(name, module, x, mask)
+            step(name, module, x, mask, args.amp)
             if device.type == "cuda":
                 torch.cuda.synchronize()
             times[name].append(time.perf_counter() - started)
     baseline = statistics.median(times["torch.nn.LSTM"])
-    print(f"forward+backward, B={args.batch} T={args.steps} d={args.dim}, device={device}, "
-          f"torch {torch.__version__}, threads={torch.get_num_threads()}, median of {args.repeats}")
-    print("| encoder | ms | ratio to torch.nn.LSTM |")
-    print("|---|---:|---:|")
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, threads={torch.get_num_threads()}"
+    print(f"forward+backward, B={args.batch} T={args.steps} d={args.dim}, {where}, amp={args.amp}, "
+          f"torch {torch.__version__}, median of {args.repeats}")
+    print("| encoder | ms | ratio to torch.nn.LSTM |" + (" peak MB of a step |" if peak_mb else ""))
+    print("|---|---:|---:|" + ("---:|" if peak_mb else ""))
     for name in modules:
         median = statistics.median(times[name])
-        print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |")
+        peak = f" {peak_mb[name]:.0f} |" if peak_mb else ""
+        print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |{peak}")
 
 
 if __name__ == "__main__":

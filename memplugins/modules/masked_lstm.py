@@ -18,7 +18,16 @@ def run_masked_lstm(
 
     inputs: `(batch, time, input_dim)`, mask: `(batch, time)`, initial_state: `(h_0, c_0)` each
     `(num_layers * directions, batch, hidden)`. Returns outputs `(batch, time, hidden * directions)` and `(h_n, c_n)`.
+
+    Under CPU autocast the LSTM runs in float32: autocast sends an unpacked CPU LSTM to oneDNN in bfloat16, which
+    fails ("could not create a primitive descriptor for the LSTM forward propagation primitive") on processors
+    without AVX512-BF16, while the packed path already runs float32, so a batch with padding would work and one
+    without would not. CUDA autocast is left alone (cuDNN's float16 LSTM).
     """
+    if inputs.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            state = None if initial_state is None else tuple(s.float() for s in initial_state)
+            return run_masked_lstm(lstm, inputs.float(), mask, state)
     lengths = mask.sum(dim=1).clamp(min=1).cpu()
     if bool((lengths == inputs.size(1)).all()):  # nothing padded: packing would only cost time
         return lstm(inputs, initial_state)
