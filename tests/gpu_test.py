@@ -60,10 +60,11 @@ def test_cuda_float16_autocast_matches_float32(config):
     if _probabilities(reference) is not None:
         torch.testing.assert_close(_probabilities(mixed), _probabilities(reference), atol=PROBABILITY_ATOL, rtol=0)
     model.train()
-    scaler = torch.amp.GradScaler("cuda")
+    # unscaled: a GradScaler's first scale (65,536) may overflow float16 gradients by design (it then skips the
+    # step and lowers the scale); the trainer-level tests above run that loop
     with torch.autocast("cuda", dtype=torch.float16):
         loss = model(**tensors)["loss"]
-    scaler.scale(loss).backward()
+    loss.backward()
     for name, parameter in model.named_parameters():
         if parameter.grad is not None:
             assert parameter.grad.dtype == parameter.dtype, name
