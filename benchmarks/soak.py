@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runs import ALLENNLP, ROOT
+from runs import ROOT
 
 CONFIGS = ["snli_mma_nse", "snli_nse", "iwslt14_nse_nse", "wikiqa_mma_nse_attention", "sst2_tree_lstm",
            "sst2_iram_full", "snli_lstmn_deep_fusion"]
@@ -78,7 +78,7 @@ def soak(config: str, args, env: dict, out: Path) -> str:
     }
     if args.amp:
         overrides["trainer.use_amp"] = True
-    command = [ALLENNLP, "train", f"training_config/{config}.jsonnet", "-s", str(run_dir),
+    command = [sys.executable, "-m", "allennlp", "train", f"training_config/{config}.jsonnet", "-s", str(run_dir),
                "--include-package", "memplugins", "--include-package", "rss_sampler", "-o", json.dumps(overrides)]
     with open(out / f"{config}.log", "w") as log:
         subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT / "benchmarks")}, stdout=log,
