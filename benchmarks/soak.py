@@ -81,7 +81,8 @@ def soak(config: str, args, env: dict, out: Path) -> str:
     command = [sys.executable, "-m", "allennlp", "train", f"training_config/{config}.jsonnet", "-s", str(run_dir),
                "--include-package", "memplugins", "--include-package", "rss_sampler", "-o", json.dumps(overrides)]
     with open(out / f"{config}.log", "w") as log:
-        subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT / "benchmarks")}, stdout=log,
+        python_path = os.pathsep.join(p for p in [str(ROOT / "benchmarks"), env.get("PYTHONPATH", "")] if p)
+        subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": python_path}, stdout=log,
                        stderr=subprocess.STDOUT, check=False)
     points = [json.loads(line) for line in samples.read_text().splitlines()] if samples.exists() else []
     if len(points) < 3:
