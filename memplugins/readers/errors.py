@@ -1,4 +1,5 @@
 import gzip
+import zlib
 from typing import IO, Iterator, Tuple
 
 
@@ -12,17 +13,45 @@ class MalformedInputError(ValueError):
         self.reason = reason
 
 
-def open_text(file_path: str) -> IO[str]:
-    """Opens a UTF-8 text file, transparently decompressing gzip (detected by its magic bytes, not the name)."""
+def _open_binary(file_path: str) -> IO[bytes]:
+    """The file's bytes, gzip decompressed (detected by its magic bytes, not the name)."""
     with open(file_path, "rb") as probe:
         is_gzip = probe.read(2) == b"\x1f\x8b"
-    if is_gzip:
-        return gzip.open(file_path, "rt", encoding="utf-8")
-    return open(file_path, "r", encoding="utf-8")
+    return gzip.open(file_path, "rb") if is_gzip else open(file_path, "rb")
 
 
 def numbered_lines(file_path: str) -> Iterator[Tuple[int, str]]:
-    """Yields `(line_number, line)` with 1-based line numbers, for error messages that name the line."""
-    with open_text(file_path) as text_file:
-        for line_number, line in enumerate(text_file, start=1):
-            yield line_number, line
+    """
+    Yields `(line_number, line)` of a UTF-8 text file (or gzip of one), 1-based, for error messages that name the
+    line. The one reader of every memplugins dataset reader, so that every reader treats files alike:
+
+    * a UTF-8 byte-order mark (as Windows editors write) is dropped, and CRLF line ends read as LF;
+    * bytes that are not UTF-8 (e.g. a Latin-1 file), a truncated or corrupt gzip file (a half-copied download),
+      and a path that is a directory raise `MalformedInputError` naming the file and the line (for a truncated
+      archive: the last complete line read), never a bare `UnicodeDecodeError` / `EOFError` / `IsADirectoryError`.
+
+    Lines are decoded one at a time, so a decoding error names the exact line.
+    """
+    line_number = 0
+    try:
+        with _open_binary(file_path) as binary:
+            for line_number, raw in enumerate(binary, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise MalformedInputError(
+                        file_path, line_number, f"not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
+                        f"{error.start + 1}); re-save the file as UTF-8"
+                    ) from None
+                if line_number == 1 and line.startswith("\ufeff"):
+                    line = line[1:]
+                if line.endswith("\r\n"):
+                    line = line[:-2] + "\n"
+                yield line_number, line
+    except IsADirectoryError:
+        raise MalformedInputError(file_path, 0, "is a directory; give the path of a data file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise MalformedInputError(
+            file_path, line_number + 1, f"compressed file is truncated or corrupt after line {line_number} "
+            f"({type(error).__name__}: {error}); the lines before were read. Copy or download the file again"
+        ) from None

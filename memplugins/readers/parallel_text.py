@@ -7,7 +7,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 from allennlp_models.generation.dataset_readers.seq2seq import Seq2SeqDatasetReader
 
-from memplugins.readers.errors import MalformedInputError, open_text
+from memplugins.readers.errors import MalformedInputError, numbered_lines
 
 logger = logging.getLogger(__name__)
 
@@ -59,21 +59,21 @@ class ParallelTextReader(Seq2SeqDatasetReader):
         source_path = f"{file_path}.{self._source_suffix}"
         target_path = f"{file_path}.{self._target_suffix}"
         dropped = 0
-        with open_text(source_path) as sources, open_text(target_path) as targets:
-            lines = enumerate(zip_longest(sources, targets), start=1)
-            for line_number, (source, target) in self.shard_iterable(lines):
-                if source is None or target is None:
-                    shorter = source_path if source is None else target_path
-                    raise MalformedInputError(shorter, line_number, "file ends here but its parallel file goes on "
-                                              f"({source_path} and {target_path} must have the same number of lines)")
-                source, target = source.strip(), target.strip()
-                for path, text in ((source_path, source), (target_path, target)):
-                    if not text:
-                        raise MalformedInputError(path, line_number, "empty line in a parallel corpus")
-                if self._max_length and max(len(source.split()), len(target.split())) > self._max_length:
-                    dropped += 1
-                    continue
-                yield self.text_to_instance(source, target)
+        pairs = zip_longest(numbered_lines(source_path), numbered_lines(target_path))
+        lines = ((n, (s and s[1], t and t[1])) for n, (s, t) in enumerate(pairs, start=1))
+        for line_number, (source, target) in self.shard_iterable(lines):
+            if source is None or target is None:
+                shorter = source_path if source is None else target_path
+                raise MalformedInputError(shorter, line_number, "file ends here but its parallel file goes on "
+                                          f"({source_path} and {target_path} must have the same number of lines)")
+            source, target = source.strip(), target.strip()
+            for path, text in ((source_path, source), (target_path, target)):
+                if not text:
+                    raise MalformedInputError(path, line_number, "empty line in a parallel corpus")
+            if self._max_length and max(len(source.split()), len(target.split())) > self._max_length:
+                dropped += 1
+                continue
+            yield self.text_to_instance(source, target)
         if dropped:
             logger.info("parallel_text: dropped %d pairs longer than %d words in %s", dropped, self._max_length, file_path)
 
