@@ -90,19 +90,24 @@ def _probabilities(output):
     return None
 
 
-@pytest.mark.parametrize("config", CONFIGS)
-def test_forward_and_backward_under_cpu_bfloat16_autocast(config, cpu_lstm_like_a_bfloat16_cpu):
-    built = build_config_model(config)
-    model, tensors = built.model, built.batch()
+def assert_autocast_close_to_float32(model, tensors, device: str, dtype: torch.dtype) -> None:
+    """The eval-mode loss and probabilities under autocast within the stated bounds of float32's (leaves eval mode)."""
     model.eval()  # no dropout: float32 and autocast see the same network
     with torch.no_grad():
         reference = model(**tensors)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(device, dtype=dtype):
             mixed = model(**tensors)
     assert math.isfinite(mixed["loss"].item())
     assert mixed["loss"].item() == pytest.approx(reference["loss"].item(), rel=LOSS_RTOL)
     if _probabilities(reference) is not None:
         torch.testing.assert_close(_probabilities(mixed), _probabilities(reference), atol=PROBABILITY_ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_forward_and_backward_under_cpu_bfloat16_autocast(config, cpu_lstm_like_a_bfloat16_cpu):
+    built = build_config_model(config)
+    model, tensors = built.model, built.batch()
+    assert_autocast_close_to_float32(model, tensors, "cpu", torch.bfloat16)
     # one instance alone: nothing padded, which takes other paths (an unpacked LSTM, no masking)
     single = build_config_model(config, num_instances=1).batch()
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):

@@ -68,3 +68,30 @@ class TestEntailmentPairsPredictorWithNse(ModelTestCase):
         n, m = len(output["hypothesis_tokens"]), len(output["premise_tokens"])
         assert (len(output["hypothesis_premise_keys"]), len(output["hypothesis_premise_keys"][0])) == (n, m)
         assert (len(output["premise_keys"]), len(output["premise_keys"][0])) == (m, m)
+
+
+def test_a_long_premise_predicts_in_bounded_output():
+    """
+    NSE keys are T x T: a 3,000-token premise would write 9M numbers (200 MB of JSON); by default arrays over
+    100,000 numbers are left out. (1,000 tokens here: the NSE pass over 3,000 takes ~100 s, see the README.)
+    """
+    import json
+
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader, Vocabulary
+    from allennlp.models import Model
+
+    params = Params.from_file(TEST_FIXTURES / "nse_pair_classifier.jsonnet")
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    vocab = Vocabulary.from_instances(reader.read("fixtures/snli/tiny.jsonl"))
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    words = [vocab.get_token_from_index(i) for i in range(2, vocab.get_vocab_size())]
+    record = {"premise": " ".join(words[i % len(words)] for i in range(1000)), "hypothesis": "A dog runs outside ."}
+    output = Predictor.by_name("entailment_pairs")(model, reader).predict_json(record)
+    assert output["dropped_internals"] == {"premise_keys": [1000, 1000]}
+    assert len(output["hypothesis_premise_keys"]) == 5  # 5 x 1,000: kept
+    assert len(json.dumps(output)) < 2_000_000
+    shorter = {"premise": " ".join(words[i % len(words)] for i in range(400)), "hypothesis": record["hypothesis"]}
+    assert "premise_keys" not in Predictor.by_name("entailment_pairs")(model, reader).predict_json(shorter)
+    everything = Predictor.by_name("entailment_pairs")(model, reader, max_internal_entries=10**6).predict_json(shorter)
+    assert "dropped_internals" not in everything and len(everything["premise_keys"]) == 400
