@@ -104,8 +104,12 @@ def run_attention_map(args: argparse.Namespace) -> None:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
+    from memplugins.predictors import EntailmentPairsPredictor
+
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive, args.predictor)
+    if isinstance(predictor, EntailmentPairsPredictor):  # the map is the point here: keep internals of any size
+        predictor = Predictor.from_archive(archive, args.predictor, extra_args={"max_internal_entries": 2**62})
     prediction = predictor.predict_json(read_input(args.input, args.line))
     key, matrix, rows, columns = find_matrix(archive.model, prediction, args.key)
     render(matrix, rows, columns, title=f"{key}: {prediction.get('label', '')}").save(args.output_file)
