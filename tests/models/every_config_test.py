@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+from allennlp.common.testing import ModelTestCase
 
 from tests.config_models import CONFIGS, build_config_model
 
@@ -128,3 +129,25 @@ def test_forward_and_backward_under_cpu_bfloat16_autocast(config, cpu_lstm_like_
         if parameter.grad is not None:
             assert parameter.grad.dtype == parameter.dtype, name
             assert torch.isfinite(parameter.grad).all(), name
+
+
+class _ConsistencyCase(ModelTestCase):
+    """AllenNLP's own `ensure_batch_predictions_are_consistent`, on a model built from a shipped config."""
+
+
+NMT_BEAM_CASES = [(c, "5") for c in CONFIGS if "iwslt14" in c]
+
+
+@pytest.mark.parametrize("config, beam_size", [(c, "1") for c in CONFIGS] + NMT_BEAM_CASES)
+def test_a_padded_batch_predicts_as_each_instance_alone(config, beam_size, monkeypatch):
+    """Issue 16: every model, through AllenNLP's check (tolerance 1e-6; losses are skipped there); NMT greedy and
+    with beam 5."""
+    monkeypatch.setenv("BEAM_SIZE", beam_size)
+    built = build_config_model(config)
+    if "iwslt14" in config:
+        assert built.model._decoder._beam_search.beam_size == int(beam_size)
+    case = _ConsistencyCase()
+    case.model, case.instances, case.vocab = built.model, built.instances, built.vocab
+    for instance in case.instances:
+        instance.index_fields(built.vocab)
+    case.ensure_batch_predictions_are_consistent(keys_to_ignore=("batch_weight",))  # language_model: a count
