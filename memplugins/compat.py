@@ -43,6 +43,8 @@ from allennlp.modules.seq2vec_encoders.cnn_encoder import CnnEncoder
 from allennlp.data.tokenizers import spacy_tokenizer as _spacy_tokenizer
 from allennlp.training.learning_rate_schedulers.pytorch_lr_schedulers import ReduceOnPlateauLearningRateScheduler
 
+from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+
 logger = logging.getLogger(__name__)
 
 
@@ -265,10 +267,9 @@ if not getattr(CnnEncoder.forward, "_memplugins_patched", False):
     _original_cnn_forward = CnnEncoder.forward
 
     def _cnn_encoder_forward(self, tokens: torch.Tensor, mask: torch.BoolTensor):
-        devices = [device for device in ("cuda", "cpu") if torch.is_autocast_enabled(device)]
-        if not devices:
+        if not autocast_enabled():
             return _original_cnn_forward(self, tokens, mask)
-        with torch.autocast(device_type=devices[0], enabled=False):
+        with autocast_disabled():
             return _original_cnn_forward(self, tokens.float(), mask)
 
     _cnn_encoder_forward._memplugins_patched = True

@@ -18,7 +18,7 @@ Gradients flowing back into low-precision inputs are cast back to the input's dt
 """
 import contextlib
 import functools
-from typing import Callable, List, Optional
+from typing import Callable, Iterator, List
 
 import torch
 
@@ -39,6 +39,15 @@ def state_dtype(like: torch.Tensor) -> torch.dtype:
     return torch.float32 if autocast_enabled() and like.is_floating_point() else like.dtype
 
 
+@contextlib.contextmanager
+def autocast_disabled() -> Iterator[None]:
+    """Autocast off for every device type on which it is on (nothing to do without autocast)."""
+    with contextlib.ExitStack() as stack:
+        for device in autocast_device_types():
+            stack.enter_context(torch.autocast(device_type=device, enabled=False))
+        yield
+
+
 def _to_float32(value):
     if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != torch.float32:
         return value.float()
@@ -55,17 +64,9 @@ def float32_under_autocast(forward: Callable) -> Callable:
 
     @functools.wraps(forward)
     def wrapper(ctx, *args):
-        devices = autocast_device_types()
-        if not devices:
+        if not autocast_enabled():
             return forward(ctx, *args)
-        with contextlib.ExitStack() as stack:
-            for device in devices:
-                stack.enter_context(torch.autocast(device_type=device, enabled=False))
+        with autocast_disabled():
             return forward(ctx, *(_to_float32(a) for a in args))
 
     return wrapper
-
-
-def matching_dtype(tensor: Optional[torch.Tensor], dtype: torch.dtype) -> Optional[torch.Tensor]:
-    """`tensor` in `dtype` (None stays None)."""
-    return tensor if tensor is None or tensor.dtype == dtype else tensor.to(dtype)

@@ -164,13 +164,16 @@ class FactoredMemory:
         self.written = written
         # M_0 o_t for every t at once; unbound, because indexing step t would cost a full-size zero gradient per step
         self.initial_scores = torch.bmm(initial, queries.transpose(1, 2)).unbind(2)
+        # the keys feed a_t and W_t, which compound over the steps: float32 under autocast (CPU autocast would
+        # otherwise keep the softmax in bfloat16)
+        self._state_dtype = state_dtype(initial)
         self.reader = StepMatrixReader(initial)
         self.decay: Optional[torch.Tensor] = None  # a_t, (B, l); None: all ones
         self.write_weights: Optional[torch.Tensor] = None  # W_t, (B, l, t); None: t = 0
 
     def keys(self, step: int, history_scores: Optional[torch.Tensor]) -> torch.Tensor:
         """z_t = softmax(M_{t-1} o_t) over the real slots (2); `history_scores`: H_{<t} o_t `(B, t)`."""
-        scores = self.initial_scores[step]
+        scores = self.initial_scores[step].to(self._state_dtype)
         if self.decay is not None:
             scores = scores * self.decay
             scores = scores + torch.bmm(self.write_weights, history_scores.unsqueeze(-1)).squeeze(-1)
