@@ -48,6 +48,14 @@ from memplugins.modules.autocast import autocast_disabled, autocast_enabled
 logger = logging.getLogger(__name__)
 
 
+def _rebind_everywhere(name: str, original, replacement) -> None:
+    """Replaces `original` by `replacement` in every loaded module that bound it as `name` (its own module and every
+    `from ... import name`)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, name, None) is original:
+            setattr(module, name, replacement)
+
+
 def _reduce_on_plateau_init(
     self,
     optimizer: Optimizer,
@@ -241,9 +249,7 @@ if not getattr(_util.get_spacy_model, "_memplugins_patched", False):
     _original_get_spacy_model = _util.get_spacy_model
     get_spacy_model_offline._memplugins_patched = True
     # `from allennlp.common.util import get_spacy_model` bound the function in several modules: rebind them all.
-    for _module in list(sys.modules.values()):
-        if getattr(_module, "get_spacy_model", None) is _original_get_spacy_model:
-            _module.get_spacy_model = get_spacy_model_offline
+    _rebind_everywhere("get_spacy_model", _original_get_spacy_model, get_spacy_model_offline)
     _spacy_tokenizer.SpacyTokenizer.__init__ = _spacy_tokenizer_init
 
 
@@ -257,9 +263,7 @@ if not getattr(_nn_util.tiny_value_of_dtype, "_memplugins_patched", False):
         return _original_tiny_value_of_dtype(dtype)
 
     tiny_value_of_dtype._memplugins_patched = True
-    for _module in list(sys.modules.values()):
-        if getattr(_module, "tiny_value_of_dtype", None) is _original_tiny_value_of_dtype:
-            _module.tiny_value_of_dtype = tiny_value_of_dtype
+    _rebind_everywhere("tiny_value_of_dtype", _original_tiny_value_of_dtype, tiny_value_of_dtype)
 
 
 # 6. CnnEncoder in float32 under autocast.
