@@ -278,3 +278,158 @@ if not getattr(CnnEncoder.forward, "_memplugins_patched", False):
 
     _cnn_encoder_forward._memplugins_patched = True
     CnnEncoder.forward = _cnn_encoder_forward
+
+
+# 7. Crash-safe checkpoints, and resumed training equal to uninterrupted training. AllenNLP 2.10 writes every
+#    checkpoint, best.th and model.tar.gz in place, and its training state holds no random-number state:
+#    (a) a kill while `torch.save` writes `model_state_eN_b0.th` leaves a truncated file that `--recover` picks as the
+#        latest checkpoint and fails to load; a kill between the model-state and training-state files leaves a
+#        checkpoint without its training state. Each file is now written to `<name>.partial` and renamed into place
+#        (atomic on POSIX), and only checkpoints with both files count.
+#    (b) best.th is refreshed after the checkpoint: a kill in between leaves best.th from an older epoch (or none),
+#        while the restored metric tracker says the checkpoint is the best, so the recovered run ends on the wrong
+#        weights. On recover from an end-of-epoch checkpoint that is the best so far, best.th is relinked to it.
+#    (c) a resumed run reseeds every generator from the config, so its dropout masks (torch) and its batch order
+#        (Python's `random`, which the `bucket` sampler uses for the training and the validation loader) differ
+#        from the uninterrupted run's. The generator states (Python, numpy, torch CPU and CUDA) are now saved in the
+#        training state and restored when the first epoch that really trains begins, after AllenNLP has replayed
+#        the data loader through the completed epochs. For a mid-epoch checkpoint, Python's state is the one at
+#        the start of that epoch, whose shuffle the replay repeats before skipping the completed batches.
+#    (d) model.tar.gz is written to `model.tar.gz.partial` and renamed, so a kill while archiving never leaves a
+#        truncated archive that `allennlp predict` would be given.
+#    Test: tests/recover_test.py (SIGKILL mid-epoch and during each checkpoint file's write; marked slow).
+import os as _os
+import random as _random
+import types as _types
+
+from allennlp.common.file_utils import hardlink_or_copy as _hardlink_or_copy
+from allennlp.models import archival as _archival
+from allennlp.training import checkpointer as _checkpointer
+from allennlp.training import gradient_descent_trainer as _gdt
+
+_RNG_STATE_KEY = "memplugins_rng_state"
+
+
+def atomic_torch_save(obj, path, *args, **kwargs) -> None:
+    """`torch.save` to `path` through `<path>.partial` and a rename, so `path` is always absent or complete."""
+    if not isinstance(path, (str, _os.PathLike)):
+        return torch.save(obj, path, *args, **kwargs)
+    partial = f"{_os.fspath(path)}.partial"
+    torch.save(obj, partial, *args, **kwargs)
+    _os.replace(partial, path)
+
+
+class _TorchWithAtomicSave(_types.ModuleType):
+    """`torch` as seen by AllenNLP's checkpointer and trainer: everything is torch's, except `save`."""
+
+    def __init__(self) -> None:
+        super().__init__("torch")
+
+    save = staticmethod(atomic_torch_save)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
+def _random_state(python_state) -> dict:
+    numpy_state = numpy.random.get_state()
+    return {
+        "python": python_state,
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        # numpy's state as tensors and ints: weights_only torch.load accepts those without any allow-listing
+        "numpy": (numpy_state[0], torch.from_numpy(numpy_state[1].astype(numpy.int64)), *numpy_state[2:]),
+    }
+
+
+def _set_random_state(state: dict) -> None:
+    _random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    name, keys, *rest = state["numpy"]
+    numpy.random.set_state((name, keys.numpy().astype(numpy.uint32), *rest))
+
+
+if not getattr(_checkpointer.Checkpointer, "_memplugins_patched", False):
+    _checkpointer.torch = _TorchWithAtomicSave()
+    _gdt.torch = _checkpointer.torch
+    _original_find_all_checkpoints = _checkpointer.Checkpointer._find_all_checkpoints
+    _original_load_checkpoint = _checkpointer.Checkpointer.load_checkpoint
+    _original_get_checkpoint_state = _gdt.GradientDescentTrainer.get_checkpoint_state
+    _original_maybe_restore_checkpoint = _gdt.GradientDescentTrainer._maybe_restore_checkpoint
+    _original_train_epoch = _gdt.GradientDescentTrainer._train_epoch
+    _original_archive_model = _archival.archive_model
+
+    def _find_complete_checkpoints(self):
+        return {
+            point for point in _original_find_all_checkpoints(self)
+            if _os.path.isfile(self._training_state_path(*point))
+        }
+
+    def _load_checkpoint_and_random_state(self):
+        state = _original_load_checkpoint(self)
+        if state is not None and _RNG_STATE_KEY in state[1]:
+            self._memplugins_random_state = state[1].pop(_RNG_STATE_KEY)  # the trainer restores it, see below
+        return state
+
+    def _get_checkpoint_state_with_random_state(self):
+        checkpoint = _original_get_checkpoint_state(self)
+        if checkpoint is not None:
+            mid_epoch = self._batches_in_epoch_completed > 0
+            python_state = self._memplugins_epoch_start_random if mid_epoch else _random.getstate()
+            checkpoint.trainer_state[_RNG_STATE_KEY] = _random_state(python_state)
+        return checkpoint
+
+    def _train_epoch_from_random_state(self, epoch: int):
+        pending = getattr(self, "_memplugins_pending_random_state", None)
+        if pending is not None and self._epochs_completed == self._start_after_epochs_completed:
+            _set_random_state(pending)
+            self._memplugins_pending_random_state = None
+        self._memplugins_epoch_start_random = _random.getstate()
+        return _original_train_epoch(self, epoch)
+
+    def _maybe_restore_checkpoint_and_best(self) -> None:
+        _original_maybe_restore_checkpoint(self)
+        if self._checkpointer is not None:
+            self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
+        if (
+            self._start_after_epochs_completed > 0
+            and self._start_after_batches_in_epoch_completed == 0
+            and self._validation_data_loader is not None
+            and self._serialization_dir
+            and self._primary
+            and self._moving_average is None
+            and self._metric_tracker.is_best_so_far()
+        ):
+            latest = self._checkpointer.find_latest_checkpoint()
+            if latest is not None and not (self._ddp_wrapped_model is not None and self._ddp_wrapped_model.is_sharded):
+                best = _os.path.join(self._serialization_dir, "best.th")
+                if not (_os.path.exists(best) and _os.path.samefile(best, latest[0])):
+                    partial = best + ".partial"
+                    if _os.path.exists(partial):
+                        _os.remove(partial)
+                    _hardlink_or_copy(latest[0], partial)
+                    _os.replace(partial, best)  # (a no-op if both were links to one file, hence the check above)
+                self._best_model_filename = best
+
+    def archive_model_atomically(serialization_dir, weights=_archival._DEFAULT_WEIGHTS, archive_path=None,
+                                 include_in_archive=None) -> str:
+        if archive_path is None:
+            final = _os.path.join(serialization_dir, "model.tar.gz")
+        elif _os.path.isdir(archive_path):
+            final = _os.path.join(archive_path, "model.tar.gz")
+        else:
+            final = _os.fspath(archive_path)
+        _original_archive_model(serialization_dir, weights, final + ".partial", include_in_archive)
+        _os.replace(final + ".partial", final)
+        return final
+
+    _checkpointer.Checkpointer._find_all_checkpoints = _find_complete_checkpoints
+    _checkpointer.Checkpointer.load_checkpoint = _load_checkpoint_and_random_state
+    _gdt.GradientDescentTrainer.get_checkpoint_state = _get_checkpoint_state_with_random_state
+    _gdt.GradientDescentTrainer._maybe_restore_checkpoint = _maybe_restore_checkpoint_and_best
+    _gdt.GradientDescentTrainer._train_epoch = _train_epoch_from_random_state
+    archive_model_atomically._memplugins_patched = True
+    _rebind_everywhere("archive_model", _original_archive_model, archive_model_atomically)
+    _checkpointer.Checkpointer._memplugins_patched = True

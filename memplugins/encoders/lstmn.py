@@ -1,10 +1,10 @@
 from typing import List, Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.modules.lstmn import LstmnLayer
+from memplugins.modules.reversal import reverse_padded
 
 
 @Seq2SeqEncoder.register("lstmn")
@@ -16,10 +16,18 @@ class LstmnEncoder(Seq2SeqEncoder):
     padding treatment). Layers are stacked as in eq. 10: layer k+1 reads h_t^k (and, with `skip_connections`, also
     x_t, Graves 2013). Causal: h_t depends on x_1..x_t only, so it also serves as a language-model contextualizer.
 
-    A drop-in for `"lstm"` in any config that takes a `Seq2SeqEncoder` (unidirectional; output size `hidden_size`).
+    A drop-in for `"lstm"` in any config that takes a `Seq2SeqEncoder`: it takes `lstm`'s parameters (`input_size`,
+    `hidden_size`, `num_layers`, `bidirectional`, `dropout`), and its eq. 7 weights are named like
+    `torch.nn.LSTM`'s (`weight_ih`, `weight_hh`, `bias_hh`), so LSTM initializer regexes (e.g. esim's) reach them.
     After each forward, `last_attention` holds the intra-attention weights `(batch, num_layers, T, T)` (row t: the
     distribution over steps i < t) and `last_memory` the memory tape of the top layer, for models that report or
     visualise them (detached: they never keep a finished step's graph alive).
+
+    The paper's LSTMN reads left to right. `bidirectional=True` (not in the paper; for configs written for a
+    bidirectional `lstm`) adds a second, independent LSTMN of the same shape that reads each sequence right to left;
+    the output is `[left-to-right; right-to-left]` per token (`2 * hidden_size`, as `lstm`'s), `last_attention` gets
+    the right-to-left layers after the left-to-right ones (`2 * num_layers`, re-indexed to the original token order:
+    row t is then a distribution over steps i > t), and `last_memory` is the concatenation of both top layers.
 
     Registered as a `Seq2SeqEncoder` with name "lstmn".
 
@@ -36,8 +44,7 @@ class LstmnEncoder(Seq2SeqEncoder):
     dropout : `float`, optional (default = `0.0`)
         Dropout on the outputs of every layer but the last (between layers).
     bidirectional : `bool`, optional (default = `False`)
-        Accepted so that an `"lstm"` config with `"bidirectional": false` works after changing only the type; the
-        LSTMN is a left-to-right reader, so `true` is a configuration error.
+        Add a right-to-left LSTMN and concatenate the outputs (see above).
     """
 
     def __init__(
@@ -50,11 +57,6 @@ class LstmnEncoder(Seq2SeqEncoder):
         bidirectional: bool = False,
     ) -> None:
         super().__init__(stateful=False)
-        if bidirectional:
-            raise ConfigurationError(
-                "lstmn is unidirectional (Cheng et al. read left to right); set bidirectional: false and size the "
-                "layers after it for hidden_size instead of 2 * hidden_size"
-            )
         self._input_size = input_size
         self._hidden_size = hidden_size
         self._skip_connections = skip_connections
@@ -63,6 +65,9 @@ class LstmnEncoder(Seq2SeqEncoder):
             for k in range(num_layers)
         )
         self._dropout = torch.nn.Dropout(dropout)
+        self.backward_encoder = (
+            LstmnEncoder(input_size, hidden_size, num_layers, skip_connections, dropout) if bidirectional else None
+        )
         self.last_attention: Optional[torch.Tensor] = None
         self.last_memory: Optional[torch.Tensor] = None
 
@@ -70,14 +75,25 @@ class LstmnEncoder(Seq2SeqEncoder):
         return self._input_size
 
     def get_output_dim(self) -> int:
-        return self._hidden_size
+        return self._hidden_size * (2 if self.backward_encoder is not None else 1)
 
     def is_bidirectional(self) -> bool:
-        return False
+        return self.backward_encoder is not None
 
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         if mask is None:
             mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)
+        hidden = self._left_to_right(inputs, mask)
+        if self.backward_encoder is None:
+            return hidden
+        backward = self.backward_encoder
+        backward_hidden = reverse_padded(backward(reverse_padded(inputs, mask), mask), mask)
+        backward_attention = reverse_padded(backward.last_attention, mask, dims=(2, 3))
+        self.last_attention = torch.cat([self.last_attention, backward_attention], dim=1)
+        self.last_memory = torch.cat([self.last_memory, reverse_padded(backward.last_memory, mask)], dim=-1)
+        return torch.cat([hidden, backward_hidden], dim=-1)
+
+    def _left_to_right(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         layer_input = inputs
         attention: List[torch.Tensor] = []
         for k, layer in enumerate(self.layers):

@@ -6,6 +6,7 @@ from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.factored_memory import FactoredMemory, WriteHistory, read_memories
+from memplugins.modules.reversal import reverse_padded
 from memplugins.modules.step_linear import StepLinear
 
 OUTPUTS = ("hidden", "memory")
@@ -55,6 +56,14 @@ class NseEncoder(Seq2SeqEncoder):
     last `forward`'s `NseOutput` is also kept, detached, in `last_output` (for visualisation of z_t from any config;
     detached so that it never keeps a finished step's graph alive into the next step).
 
+    A drop-in for `"lstm"`: it also takes `lstm`'s `num_layers` (the layers of both f_r and f_w, unless
+    `num_read_layers` / `num_write_layers` are given) and `bidirectional`. The paper's NSE reads left to right;
+    `bidirectional=True` (not in the paper; for configs written for a bidirectional `lstm`) adds a second,
+    independent NSE of the same shape that reads each sequence right to left, and `forward` returns
+    `[left-to-right; right-to-left]` per token (`2 * hidden_size`, as `lstm`'s). `last_output` is the left-to-right
+    pass's; `backward_encoder.last_output` is the right-to-left one's, in reversed token order. `encode` (for models
+    that use the memory and keys) stays left to right and refuses a bidirectional encoder.
+
     Registered as a `Seq2SeqEncoder` with name "nse".
 
     # Parameters
@@ -75,20 +84,28 @@ class NseEncoder(Seq2SeqEncoder):
         What `forward` returns: "hidden" (h_t) or "memory" (M_T).
     dropout : `float`, optional (default = `0.0`)
         Dropout on o_t and on h_t (the paper regularises the read/write networks with dropout).
+    num_layers : `int`, optional (default = `None`)
+        `lstm`'s name: the default of `num_read_layers` and `num_write_layers`.
+    bidirectional : `bool`, optional (default = `False`)
+        Add a right-to-left NSE and concatenate the outputs (see above).
     """
 
     def __init__(
         self,
         input_size: int,
         hidden_size: int,
-        num_read_layers: int = 1,
-        num_write_layers: int = 1,
+        num_read_layers: Optional[int] = None,
+        num_write_layers: Optional[int] = None,
         num_extra_memories: int = 0,
         write_extra_memories: bool = True,
         output: str = "hidden",
         dropout: float = 0.0,
+        num_layers: Optional[int] = None,
+        bidirectional: bool = False,
     ) -> None:
         super().__init__(stateful=False)
+        num_read_layers = num_read_layers or num_layers or 1
+        num_write_layers = num_write_layers or num_layers or 1
         if output not in OUTPUTS:
             raise ConfigurationError(f"nse: output must be one of {OUTPUTS}, got {output!r}")
         self._input_size = input_size
@@ -105,16 +122,23 @@ class NseEncoder(Seq2SeqEncoder):
             torch.nn.LSTMCell(hidden_size, hidden_size) for _ in range(num_write_layers)
         )
         self._dropout = torch.nn.Dropout(dropout)
+        self.backward_encoder = (
+            NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout)
+            if bidirectional
+            else None
+        )
+        if bidirectional and num_extra_memories:
+            raise ConfigurationError("nse: bidirectional encoders have no extra memories (encode is left to right)")
         self.last_output: Optional[NseOutput] = None
 
     def get_input_dim(self) -> int:
         return self._input_size
 
     def get_output_dim(self) -> int:
-        return self._hidden_size
+        return self._hidden_size * (2 if self.backward_encoder is not None else 1)
 
     def is_bidirectional(self) -> bool:
-        return False
+        return self.backward_encoder is not None
 
     @property
     def num_extra_memories(self) -> int:
@@ -124,7 +148,9 @@ class NseEncoder(Seq2SeqEncoder):
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         if self._num_extra_memories:
             raise ConfigurationError("nse with num_extra_memories > 0 needs the memories: call encode(...)")
-        output = self.encode(inputs, mask)
+        if mask is None:
+            mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)
+        output = self._encode(inputs, mask)
         self.last_output = NseOutput(
             hidden=output.hidden.detach(),
             memory=output.memory.detach(),
@@ -132,7 +158,11 @@ class NseEncoder(Seq2SeqEncoder):
             extra_memories=[m.detach() for m in output.extra_memories],
             extra_keys=[z.detach() for z in output.extra_keys],
         )
-        return output.hidden if self._output == "hidden" else output.memory
+        encoded = output.hidden if self._output == "hidden" else output.memory
+        if self.backward_encoder is None:
+            return encoded
+        backward = reverse_padded(self.backward_encoder(reverse_padded(inputs, mask), mask), mask)
+        return torch.cat([encoded, backward], dim=-1)
 
     def initial_memory(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         """M_0: the inputs (projected to k if needed), zero at padding."""
@@ -149,6 +179,16 @@ class NseEncoder(Seq2SeqEncoder):
         inputs `(B, T, input_size)`, mask `(B, T)`, extra_memories: `num_extra_memories` pairs of a memory
         `(B, n_slots, k)` and its mask `(B, n_slots)` (e.g. another NSE's `NseOutput.memory` and its mask).
         """
+        if self.backward_encoder is not None:
+            raise ConfigurationError("nse: encode(...) is left to right; this model needs bidirectional: false")
+        return self._encode(inputs, mask, extra_memories)
+
+    def _encode(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
+    ) -> NseOutput:
         if len(extra_memories) != self._num_extra_memories:
             raise ConfigurationError(
                 f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"

@@ -49,8 +49,11 @@ class LstmnLayer(torch.nn.Module):
         self.input_query = torch.nn.Linear(input_size, hidden_size, bias=False)  # W_x
         self.summary_query = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_h~
         self.scorer = torch.nn.Linear(hidden_size, 1, bias=False)  # v
-        self.input_gates = torch.nn.Linear(input_size, 4 * hidden_size)  # x_t part of W in eq. 7 (+ b)
-        self.summary_gates = torch.nn.Linear(hidden_size, 4 * hidden_size, bias=False)  # h~_t part of W in eq. 7
+        # eq. 7's W and b, named as torch.nn.LSTM's parameters so that LSTM initializer regexes reach them (h~_t
+        # takes h_{t-1}'s place; the one bias is `bias_hh`, where `lstm_hidden_bias` sets the forget gate to 1)
+        self.weight_ih = torch.nn.Parameter(torch.empty(4 * hidden_size, input_size))  # x_t part of W
+        self.weight_hh = torch.nn.Parameter(torch.empty(4 * hidden_size, hidden_size))  # h~_t part of W
+        self.bias_hh = torch.nn.Parameter(torch.empty(4 * hidden_size))  # b
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -60,7 +63,7 @@ class LstmnLayer(torch.nn.Module):
             else:
                 torch.nn.init.zeros_(parameter)
         with torch.no_grad():  # forget-gate bias 1, the usual LSTM remedy for early vanishing memory
-            self.input_gates.bias[self.hidden_size : 2 * self.hidden_size].fill_(1.0)
+            self.bias_hh[self.hidden_size : 2 * self.hidden_size].fill_(1.0)
 
     def forward(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
@@ -69,11 +72,11 @@ class LstmnLayer(torch.nn.Module):
         hidden = self.hidden_size
         # Per-step slices via unbind: indexing [:, t] would make autograd build a full-size zero gradient per step.
         query_from_input = self.input_query(inputs).unbind(1)  # W_x x_t for all t
-        gates_from_input = self.input_gates(inputs).unbind(1)  # W[., x_t] + b for all t
+        gates_from_input = torch.nn.functional.linear(inputs, self.weight_ih, self.bias_hh).unbind(1)  # W[., x_t] + b
         step_masks = mask.unsqueeze(-1).unbind(1)
         addends = memory_addend.unbind(1) if memory_addend is not None else None
         # one matmul gives the h~_t part of eq. 7 (at t) and W_h~ h~_t (eq. 4 at t+1)
-        stacked_summary = torch.cat([self.summary_gates.weight, self.summary_query.weight], dim=0)
+        stacked_summary = torch.cat([self.weight_hh, self.summary_query.weight], dim=0)
 
         # the tape holds [h_i; c_i] side by side, so eq. 6 is one weighted sum
         tape, key_tape, weights_per_step = [], [], []

@@ -7,6 +7,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 
+from memplugins.readers.truncation import TruncationCount
 from memplugins.readers.errors import MalformedInputError, numbered_lines
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class HierarchicalDocumentsReader(DatasetReader):
     max_sentences : `int`, optional (default = `None`)
         Keep only the first sentences of longer documents.
     max_sentence_length : `int`, optional (default = `None`)
-        Truncate longer sentences.
+        Truncate longer sentences. Both truncations are counted and logged once per file.
     """
 
     def __init__(
@@ -50,8 +51,8 @@ class HierarchicalDocumentsReader(DatasetReader):
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._tokenizer = tokenizer or WhitespaceTokenizer()
-        self._max_sentences = max_sentences
-        self._max_sentence_length = max_sentence_length
+        self._sentence_count = TruncationCount("max_sentences", max_sentences)
+        self._sentence_length = TruncationCount("max_sentence_length", max_sentence_length)
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         for line_number, line in self.shard_iterable(numbered_lines(file_path)):
@@ -69,6 +70,8 @@ class HierarchicalDocumentsReader(DatasetReader):
             if not sentences:
                 raise MalformedInputError(file_path, line_number, "document without text")
             yield self.text_to_instance(sentences, rating.strip(), user=user, product=product)
+        self._sentence_count.log_and_reset("hierarchical_documents", file_path)
+        self._sentence_length.log_and_reset("hierarchical_documents", file_path)
 
     def text_to_instance(  # type: ignore
         self, sentences, rating: Optional[str] = None, user: str = "", product: str = ""
@@ -76,10 +79,10 @@ class HierarchicalDocumentsReader(DatasetReader):
         """`sentences`: a list of sentence strings, or one text with ` <sssss> ` between sentences."""
         if isinstance(sentences, str):
             sentences = [s.strip() for s in sentences.split(SENTENCE_SEPARATOR) if s.strip()]
-        sentences = sentences[: self._max_sentences] if self._max_sentences else sentences
+        sentences = self._sentence_count(sentences)
         text_fields = []
         for sentence in sentences:
-            tokens = self._tokenizer.tokenize(sentence)[: self._max_sentence_length]
+            tokens = self._sentence_length(self._tokenizer.tokenize(sentence))
             text_fields.append(TextField(tokens, self._token_indexers))
         fields = {"sentences": ListField(text_fields),
                   "metadata": MetadataField({"user": user, "product": product, "sentences": sentences})}

@@ -33,6 +33,8 @@ class ParallelTextReader(Seq2SeqDatasetReader):
         The paper translates English to German.
     max_length : `int`, optional (default = `None`)
         Drop pairs whose source or target has more whitespace tokens than this.
+    source_max_tokens, target_max_tokens : `int`, optional (default = `None`)
+        `Seq2SeqDatasetReader`'s: truncate instead of dropping (the number truncated is logged once per file).
     lowercase : `bool`, optional (default = `False`)
     source_tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
         The corpus is pre-tokenized; the target tokenizer defaults to the source one.
@@ -76,6 +78,14 @@ class ParallelTextReader(Seq2SeqDatasetReader):
             yield self.text_to_instance(source, target)
         if dropped:
             logger.info("parallel_text: dropped %d pairs longer than %d words in %s", dropped, self._max_length, file_path)
+        # the counts of Seq2SeqDatasetReader's source_max_tokens / target_max_tokens truncation (its own _read, which
+        # logs them, is replaced by this one)
+        for side in ("source", "target"):
+            if getattr(self, f"_{side}_max_tokens") and getattr(self, f"_{side}_max_exceeded"):
+                logger.info("parallel_text: truncated %d %s texts to %s_max_tokens=%d in %s",
+                            getattr(self, f"_{side}_max_exceeded"), side, side, getattr(self, f"_{side}_max_tokens"),
+                            file_path)
+            setattr(self, f"_{side}_max_exceeded", 0)
 
     def text_to_instance(self, source_string: str, target_string: Optional[str] = None) -> Instance:  # type: ignore
         """As `Seq2SeqDatasetReader`'s, lowercasing first if configured (so `allennlp predict` inputs match)."""

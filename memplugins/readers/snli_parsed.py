@@ -13,6 +13,7 @@ from allennlp_models.pair_classification.dataset_readers.snli import SnliReader,
 
 from memplugins.fields import BinaryTree, BinaryTreeField, parse_binary_tree
 from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.truncation import TruncatingTokenizer, TruncationCount
 from memplugins.tokenizers import SpacyBlankTokenizer
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,10 @@ class SnliParsedReader(SnliReader):
         As in `snli`: map "neutral" and "contradiction" to "non-entailment".
     parse_trees : `bool`, optional (default = `False`)
         Add the binary parse trees as `premise_tree` / `hypothesis_tree` fields.
+    max_tokens : `int`, optional (default = `None`)
+        Truncate premise and hypothesis to this many tokens (the number truncated is logged once per file). A parse
+        tree cannot be truncated, so with `parse_trees` the pairs with a longer side are skipped (and counted) when
+        reading a file; `text_to_instance` (prediction) keeps them whole.
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class SnliParsedReader(SnliReader):
         combine_input_fields: Optional[bool] = None,
         collapse_labels: bool = False,
         parse_trees: bool = False,
+        max_tokens: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -77,6 +83,9 @@ class SnliParsedReader(SnliReader):
         if parse_trees and self._combine_input_fields:
             raise ConfigurationError("snli_parsed: parse_trees=True needs separate premise/hypothesis fields")
         self.parse_trees = parse_trees
+        self._truncation = TruncationCount("max_tokens", max_tokens)
+        if max_tokens is not None:  # wrapped after SnliReader has looked at the tokenizer's type
+            self._tokenizer = TruncatingTokenizer(self._tokenizer, self._truncation)
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         yield from self.shard_iterable(self._read_examples(cached_path(file_path)))
@@ -85,7 +94,7 @@ class SnliParsedReader(SnliReader):
         required = ["gold_label", "sentence1", "sentence2"]
         if self.parse_trees:
             required += ["sentence1_binary_parse", "sentence2_binary_parse"]
-        skipped = 0
+        skipped = too_long = 0
         for line_number, line in numbered_lines(file_path):
             if not line.strip():
                 continue
@@ -106,8 +115,18 @@ class SnliParsedReader(SnliReader):
                 raise MalformedInputError(
                     file_path, line_number, f"unknown gold_label {label!r} (expected one of {', '.join(SNLI_LABELS)} or '-')"
                 )
-            yield self._example_to_instance(example, label, file_path, line_number)
+            instance = self._example_to_instance(example, label, file_path, line_number)
+            if self.parse_trees and self._truncation.limit is not None and max(
+                len(instance["premise"]), len(instance["hypothesis"])
+            ) > self._truncation.limit:
+                too_long += 1
+                continue
+            yield instance
         logger.info("snli_parsed: skipped %d pairs with gold_label '-' in %s", skipped, file_path)
+        if too_long:
+            logger.info("snli_parsed: skipped %d parsed pairs longer than max_tokens=%d in %s", too_long,
+                        self._truncation.limit, file_path)
+        self._truncation.log_and_reset("snli_parsed", file_path)
 
     def _example_to_instance(self, example: Dict[str, Any], label: str, file_path: str, line_number: int) -> Instance:
         for key in ("sentence1", "sentence2"):

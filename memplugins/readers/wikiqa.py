@@ -7,6 +7,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer
 
+from memplugins.readers.truncation import TruncatingTokenizer, TruncationCount
 from memplugins.readers.errors import MalformedInputError, numbered_lines
 from memplugins.tokenizers import SpacyBlankTokenizer
 
@@ -35,20 +36,27 @@ class WikiQaReader(DatasetReader):
 
     tokenizer : `Tokenizer`, optional (default = `SpacyBlankTokenizer()`)
     token_indexers : `Dict[str, TokenIndexer]`, optional (default = `{"tokens": SingleIdTokenIndexer()}`)
+    max_tokens : `int`, optional (default = `None`)
+        Truncate questions and answer sentences to this many tokens (the number truncated is logged once per file).
     """
 
     def __init__(
         self,
         tokenizer: Optional[Tokenizer] = None,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        max_tokens: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self._truncation = TruncationCount("max_tokens", max_tokens)
         self._tokenizer = tokenizer or SpacyBlankTokenizer()
+        if max_tokens is not None:
+            self._tokenizer = TruncatingTokenizer(self._tokenizer, self._truncation)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
 
     def _read(self, file_path: str) -> Iterable[Instance]:
         yield from self.shard_iterable(self._read_rows(cached_path(file_path)))
+        self._truncation.log_and_reset("wikiqa", file_path)
 
     def _read_rows(self, file_path: str) -> Iterable[Instance]:
         is_tsv = None

@@ -11,7 +11,7 @@ from memplugins.encoders import LstmnEncoder
 def reference_layer(layer, x):
     """Eq. 4-9 for one unpadded sequence x (T, d_in), vector by vector; returns hidden tape, memory tape, weights."""
     W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
-    W_in, b, W_sum = layer.input_gates.weight, layer.input_gates.bias, layer.summary_gates.weight
+    W_in, b, W_sum = layer.weight_ih, layer.bias_hh, layer.weight_hh
     k = layer.hidden_size
     H, C, S = [], [], []
     h_tilde_prev = torch.zeros(k)

@@ -27,7 +27,7 @@ def reference_inter_attention(attention, X, Y, A):
 def reference_deep_decoder(layer, gate, X, G, Al):
     """Eq. 4-9 with eq. 14-16: like reference_layer, but c_t also gets r_t ⊙ α~_t, r_t = σ(W_r [γ~_t, x_t] + b)."""
     W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
-    W_in, b, W_sum = layer.input_gates.weight, layer.input_gates.bias, layer.summary_gates.weight
+    W_in, b, W_sum = layer.weight_ih, layer.bias_hh, layer.weight_hh
     k = layer.hidden_size
     H, C = [], []
     h_tilde_prev = torch.zeros(k)

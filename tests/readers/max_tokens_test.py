@@ -1,0 +1,57 @@
+"""`max_tokens` (and the document reader's limits) truncate, and the number truncated is logged once per file."""
+import logging
+
+from allennlp.common import Params
+from allennlp.data import DatasetReader
+
+
+def _read(params: dict, path: str, caplog):
+    reader = DatasetReader.from_params(Params(params))
+    with caplog.at_level(logging.INFO):
+        return list(reader.read(path)), caplog.text
+
+
+def test_snli_parsed_truncates_both_sentences_and_logs_count(caplog):
+    full, _ = _read({"type": "snli_parsed"}, "fixtures/snli/tiny.jsonl", caplog)
+    cut, log = _read({"type": "snli_parsed", "max_tokens": 5}, "fixtures/snli/tiny.jsonl", caplog)
+    assert len(cut) == len(full)
+    expected = 0
+    for whole, short in zip(full, cut):
+        for field in ("premise", "hypothesis"):
+            whole_tokens = [t.text for t in whole[field].tokens]
+            assert [t.text for t in short[field].tokens] == whole_tokens[:5]
+            expected += len(whole_tokens) > 5
+        assert short["metadata"]["premise_tokens"] == [t.text for t in short["premise"].tokens]
+    assert expected > 0
+    assert f"truncated {expected} texts to max_tokens=5" in log
+
+
+def test_snli_parsed_with_trees_skips_long_pairs(caplog):
+    full, _ = _read({"type": "snli_parsed", "parse_trees": True}, "fixtures/snli/tiny.jsonl", caplog)
+    kept, log = _read({"type": "snli_parsed", "parse_trees": True, "max_tokens": 10}, "fixtures/snli/tiny.jsonl", caplog)
+    long = [i for i in full if max(len(i["premise"]), len(i["hypothesis"])) > 10]
+    assert 0 < len(long) < len(full)
+    assert len(kept) == len(full) - len(long)
+    assert all(max(len(i["premise"]), len(i["hypothesis"])) <= 10 for i in kept)
+    assert f"skipped {len(long)} parsed pairs longer than max_tokens=10" in log
+
+
+def test_wikiqa_truncates_question_and_answer(caplog):
+    cut, log = _read({"type": "wikiqa", "max_tokens": 4}, "fixtures/wikiqa/WikiQA-dev.sample.tsv", caplog)
+    assert all(len(i["question"]) <= 4 and len(i["answer"]) <= 4 for i in cut)
+    assert "texts to max_tokens=4" in log
+
+
+def test_hierarchical_documents_counts_both_limits(caplog):
+    params = {"type": "hierarchical_documents", "max_sentences": 2, "max_sentence_length": 3}
+    cut, log = _read(params, "fixtures/yelp13_format/sample.ss", caplog)
+    assert all(len(i["sentences"]) <= 2 for i in cut)
+    assert all(len(sentence) <= 3 for i in cut for sentence in i["sentences"].field_list)
+    assert "to max_sentences=2" in log and "to max_sentence_length=3" in log
+
+
+def test_parallel_text_logs_seq2seq_truncation(caplog):
+    params = {"type": "parallel_text", "source_max_tokens": 3, "target_max_tokens": 4}
+    cut, log = _read(params, "fixtures/iwslt14/sample.de-en", caplog)
+    assert all(len(i["source_tokens"]) <= 3 + 2 and len(i["target_tokens"]) <= 4 + 2 for i in cut)
+    assert "source texts to source_max_tokens=3" in log and "target texts to target_max_tokens=4" in log
