@@ -121,7 +121,9 @@ if hasattr(torch.serialization, "add_safe_globals"):
 #    AllenNLP passes exactly the environment as ext vars, so an unset variable is an error. We wrap AllenNLP's
 #    `_environment_variables` so that each documented variable below falls back to the small real sample that the
 #    repository ships under fixtures/ (paths relative to the repository root, where the configs are run from).
-#    A variable set in the environment always wins.
+#    A variable set in the environment always wins. The sample paths are made absolute against the checkout that
+#    holds this package (an editable install or a clone), so the configs run from any working directory; without a
+#    fixtures/ folder beside the package (a plain `pip install`) they stay relative to the working directory.
 CONFIG_DEFAULTS = {
     "SNLI_TRAIN": "fixtures/snli/snli_1.0_dev_sample_train.jsonl",
     "SNLI_VALIDATION": "fixtures/snli/snli_1.0_dev_sample_validation.jsonl",
@@ -144,6 +146,13 @@ CONFIG_DEFAULTS = {
     "NUM_EPOCHS": "10",
     "CUDA_DEVICE": "-1",
 }
+
+_CHECKOUT = __import__("pathlib").Path(__file__).resolve().parent.parent
+if (_CHECKOUT / "fixtures").is_dir():
+    CONFIG_DEFAULTS = {
+        name: str(_CHECKOUT / value) if value.startswith("fixtures/") else value
+        for name, value in CONFIG_DEFAULTS.items()
+    }
 
 if not getattr(_params._environment_variables, "_memplugins_patched", False):
     _original_environment_variables = _params._environment_variables

@@ -78,3 +78,36 @@ def test_distributed_two_cpu_processes(tmp_path):
     assert (out / "model.tar.gz").exists()
     metrics = json.loads((out / "metrics.json").read_text())
     assert "training_accuracy" in metrics
+
+
+MEMPLUGINS = str(Path(sys.executable).parent / "memplugins")
+
+
+def run_memplugins(*args, cwd, env=None, timeout=600):
+    environment = {**os.environ, "PYTHONPATH": str(NO_NETWORK_PATH), **(env or {})}
+    result = subprocess.run([MEMPLUGINS, *args], cwd=cwd, env=environment, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, f"memplugins {' '.join(args)} failed:\n{result.stderr[-5000:]}"
+    return result
+
+
+def test_memplugins_command_works_from_any_folder_without_offline_noise(trained_archive, tmp_path):
+    """No .allennlp_plugins, no --include-package, a folder outside the checkout: attention-map and the configs'
+    fixture defaults work, and nltk's download attempt (allennlp-models imports it) prints nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    output = elsewhere / "map.png"
+    pair = json.dumps({"premise": "Two dogs run on the beach.", "hypothesis": "Animals are outside."})
+    drawn = run_memplugins("attention-map", str(trained_archive), pair, "--output-file", str(output), cwd=elsewhere)
+    assert output.stat().st_size > 0
+    trained = run_memplugins("train", str(REPO_ROOT / "training_config" / "snli_rte_conditional.jsonnet"),
+                             "-s", str(elsewhere / "run"), cwd=elsewhere, env={"NUM_EPOCHS": "1"})
+    assert (elsewhere / "run" / "model.tar.gz").exists()
+    for result in (drawn, trained):
+        assert "[nltk_data]" not in result.stderr
+        assert "FutureWarning" not in result.stderr, result.stderr[-3000:]
+
+
+def test_allennlp_command_finds_the_fixture_defaults_from_any_folder(tmp_path):
+    run_allennlp("train", str(REPO_ROOT / "training_config" / "snli_rte_conditional.jsonnet"), "-s",
+                 str(tmp_path / "run"), "--include-package", "memplugins", "--dry-run", cwd=tmp_path)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 
-from tests.conftest import TEST_FIXTURES
+from tests.conftest import REPO_ROOT, TEST_FIXTURES
 
 
 def test_reduce_on_plateau_config_trains(tmp_path, caplog):
@@ -57,7 +57,7 @@ def test_config_defaults_point_at_shipped_fixtures(monkeypatch):
 
     monkeypatch.delenv("SNLI_TRAIN", raising=False)
     params = Params.from_file("training_config/snli_rte_word_by_word.jsonnet")
-    assert params["train_data_path"] == "fixtures/snli/snli_1.0_dev_sample_train.jsonl"
+    assert params["train_data_path"] == str(REPO_ROOT / "fixtures/snli/snli_1.0_dev_sample_train.jsonl")
     monkeypatch.setenv("SNLI_TRAIN", "/data/snli_1.0_train.jsonl")
     params = Params.from_file("training_config/snli_rte_word_by_word.jsonnet")
     assert params["train_data_path"] == "/data/snli_1.0_train.jsonl"

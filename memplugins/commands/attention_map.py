@@ -10,7 +10,11 @@ Which matrices can be drawn, and their row / column labels:
 * `iram_classifier`: `attention` (T × (N + T - 1)), rows `attention_rows`, columns `attention_columns`;
 * our pair models (`rte_attention`, `lstmn_fusion`, `nse_pair_classifier`, ...): every key in the model's
   `attention_axes` (e.g. `premise_attention`, `inter_attention`, `premise_keys`), labelled with
-  `premise_tokens` / `hypothesis_tokens`; a vector (one axis) is drawn as one row.
+  `premise_tokens` / `hypothesis_tokens`; a vector (one axis) is drawn as one row;
+* any other model with an `lstmn` or `nse` encoder inside (allennlp-models' `esim`, `bcn`, `basic_classifier`,
+  ...): the encoders' internals from the `with_encoder_internals` predictor, keys `<encoder>#<call>.attention`
+  (LSTMN intra-attention; `--layer` picks the layer, default 0) or `<encoder>#<call>.keys` (NSE), labelled with
+  the tokens. Used automatically when the model's own prediction has no attention.
 
 `--key` defaults to the first of these present in the prediction. Rendering uses Pillow (a dependency of the
 stack); nothing is downloaded.
@@ -34,6 +38,7 @@ class AttentionMap(Subcommand):
         subparser.add_argument("--key", default=None, help="which attention output to draw")
         subparser.add_argument("--line", type=int, default=1, help="the line of a .jsonl input (1-based)")
         subparser.add_argument("--predictor", default=None, help="predictor name (default: the model's)")
+        subparser.add_argument("--layer", type=int, default=0, help="the layer of a multi-layer attention (LSTMN)")
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=run_attention_map)
         return subparser
@@ -51,20 +56,46 @@ def read_input(text: str, line: int) -> dict:
         raise SystemExit(f"attention-map: input is neither a file nor a JSON object ({error})")
 
 
-def find_matrix(model, prediction: dict, key: str = None) -> Tuple[str, List[List[float]], List[str], List[str]]:
+def _internals_candidates(prediction: dict, layer: int) -> dict:
+    """`encoder_internals` entries as `{key: (matrix, tokens)}`; a layered attention gives its `layer`."""
+    found = {}
+    for entry, values in prediction.get("encoder_internals", {}).items():
+        for kind in ("attention", "keys"):
+            if kind in values:
+                matrix = values[kind]
+                if matrix and isinstance(matrix[0][0], list):  # (layers, n, n)
+                    if not -len(matrix) <= layer < len(matrix):
+                        raise SystemExit(f"attention-map: {entry}.{kind} has {len(matrix)} layers, --layer {layer} asked")
+                    matrix = matrix[layer]
+                found[f"{entry}.{kind}"] = (matrix, values["tokens"])
+    return found
+
+
+def has_attention(model, prediction: dict) -> bool:
+    return ("attention_columns" in prediction or "encoder_internals" in prediction
+            or any(name in prediction for name in getattr(model, "attention_axes", {})))
+
+
+def find_matrix(
+    model, prediction: dict, key: str = None, layer: int = 0
+) -> Tuple[str, List[List[float]], List[str], List[str]]:
     """(key, matrix, row labels, column labels) of the attention output to draw."""
     candidates = {}
     if "attention_columns" in prediction:
         candidates["attention"] = ("attention_rows", "attention_columns")
     for name, axes in getattr(model, "attention_axes", {}).items():
         candidates[name] = tuple(f"{axis}_tokens" for axis in axes)
-    available = [name for name in candidates if name in prediction]
+    internals = _internals_candidates(prediction, layer)
+    available = [name for name in candidates if name in prediction] + list(internals)
     if key is None:
         if not available:
             raise SystemExit("attention-map: the prediction has no attention output this command knows")
         key = available[0]
     elif key not in available:
         raise SystemExit(f"attention-map: no attention output {key!r}; available: {available}")
+    if key in internals:
+        matrix, tokens = internals[key]
+        return key, matrix, [str(x) for x in tokens], [str(x) for x in tokens]
     matrix = prediction[key]
     labels = [prediction[label_key] for label_key in candidates[key]]
     if not isinstance(matrix[0], list):  # a vector: one row
@@ -104,13 +135,20 @@ def run_attention_map(args: argparse.Namespace) -> None:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
-    from memplugins.predictors import EntailmentPairsPredictor
+    from memplugins.predictors import AnswerRankingPredictor
+    from memplugins.predictors.bounded import BoundedOutputs
 
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive, args.predictor)
-    if isinstance(predictor, EntailmentPairsPredictor):  # the map is the point here: keep internals of any size
+    if isinstance(predictor, (BoundedOutputs, AnswerRankingPredictor)):  # the map is the point: keep any size
         predictor = Predictor.from_archive(archive, args.predictor, extra_args={"max_internal_entries": 2**62})
-    prediction = predictor.predict_json(read_input(args.input, args.line))
-    key, matrix, rows, columns = find_matrix(archive.model, prediction, args.key)
+    inputs = read_input(args.input, args.line)
+    prediction = predictor.predict_json(inputs)
+    if not has_attention(archive.model, prediction) or (args.key and "#" in args.key):
+        # another project's model (e.g. esim) with our encoders inside: their internals
+        predictor = Predictor.from_archive(archive, "with_encoder_internals", extra_args={
+            "predictor": args.predictor or archive.model.default_predictor, "max_internal_entries": 2**62})
+        prediction = predictor.predict_json(inputs)
+    key, matrix, rows, columns = find_matrix(archive.model, prediction, args.key, args.layer)
     render(matrix, rows, columns, title=f"{key}: {prediction.get('label', '')}").save(args.output_file)
     print(f"attention-map: wrote {key} ({len(rows)} x {len(columns)}) to {args.output_file}")

@@ -64,14 +64,21 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
     character n-gram vectors are not available offline; use AllenNLP's character CNN (`character_encoding`) token
     embedder beside the word vectors instead (see README).
 
+    A drop-in for the `lstm` Seq2VecEncoder: it also takes `lstm`'s names `input_size` (for `input_dim`),
+    `num_layers` (for `num_context_layers`) and `bidirectional`. The paper's BiLSTM is always bidirectional;
+    `bidirectional` only sets how `hidden_size` is read, so that the output size is what the replaced `lstm`'s was:
+    `true` (the default): h = `hidden_size` per direction, output 2h; `false`: h = `hidden_size / 2` per direction,
+    output `hidden_size`.
+
     Registered as a `Seq2VecEncoder` with name "iram".
 
     # Parameters
 
     input_dim : `int`
-        Size of the token embeddings.
+        Size of the token embeddings (or `input_size`).
     hidden_size : `int`
-        h, per direction, of every BiLSTM layer; H, the queries and the summaries have size 2h.
+        h, per direction, of every BiLSTM layer; H, the queries and the summaries have size 2h (but see
+        `bidirectional`).
     num_iterations : `int`, optional (default = `3`)
         T.
     num_context_layers : `int`, optional (default = `1`)
@@ -86,21 +93,39 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         γ of eq. 3 (the paper: 0.0003).
     dropout : `float`, optional (default = `0.0`)
         Dropout on the embeddings and between BiLSTM layers.
+    input_size : `int`, optional
+        `lstm`'s name for `input_dim`.
+    num_layers : `int`, optional
+        `lstm`'s name for `num_context_layers`.
+    bidirectional : `bool`, optional (default = `True`)
+        `false`: `hidden_size` is the output size (2h), as for a unidirectional `lstm` (it must be even).
     """
 
     def __init__(
         self,
-        input_dim: int,
-        hidden_size: int,
+        input_dim: Optional[int] = None,
+        hidden_size: int = None,
         num_iterations: int = 3,
-        num_context_layers: int = 1,
+        num_context_layers: Optional[int] = None,
         num_query_layers: int = 0,
         embedding_highway_layers: int = 0,
         query_highway: bool = False,
         attention_penalty: float = 0.0,
         dropout: float = 0.0,
+        input_size: Optional[int] = None,
+        num_layers: Optional[int] = None,
+        bidirectional: bool = True,
     ) -> None:
         super().__init__()
+        input_dim = input_dim if input_dim is not None else input_size
+        num_context_layers = num_context_layers if num_context_layers is not None else (num_layers or 1)
+        if input_dim is None or hidden_size is None:
+            raise ConfigurationError("iram: input_dim (or input_size) and hidden_size are required")
+        if not bidirectional:
+            if hidden_size % 2:
+                raise ConfigurationError(f"iram: with bidirectional: false, hidden_size ({hidden_size}) is the output "
+                                         "size 2h and must be even")
+            hidden_size //= 2
         if num_iterations < 1 or num_context_layers < 1:
             raise ConfigurationError("iram: num_iterations and num_context_layers must be at least 1")
         self._input_dim = input_dim

@@ -5,6 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
+from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.autocast import float32_under_autocast, state_dtype
 from memplugins.modules.step_linear import StepLinear
 
@@ -126,20 +127,52 @@ class TreeLstmEncoder(Seq2VecEncoder):
     As a plain `Seq2VecEncoder`, `forward(inputs, mask, tree=None)` returns the root vector; without a tree (e.g. in
     `basic_classifier`) each sequence gets the documented default right-branching tree (w_1 (w_2 (... w_n))).
 
+    A drop-in for the `lstm` Seq2VecEncoder: it also takes `lstm`'s names `input_size`, `hidden_size`,
+    `num_layers` and `bidirectional`. A tree has no reading direction, so `bidirectional: true` is a configuration
+    error. The paper's network has one layer; `num_layers = n > 1` (our addition, for configs written for a deeper
+    `lstm`) first runs an (n-1)-layer left-to-right LSTM of size d over the leaves, as the "leaf LSTM" of Choi, Yoo
+    and Lee (2018), and the tree LSTM composes its outputs: n recurrent layers in all. The leaf states are then the
+    leaf LSTM's outputs.
+
     Registered as a `Seq2VecEncoder` with name "tree_lstm".
 
     # Parameters
 
     input_dim : `int`
-        d_w, the size of the word vectors at the leaves.
+        d_w, the size of the word vectors at the leaves (or `input_size`).
     hidden_dim : `int`
-        d, the size of internal node outputs and memories.
+        d, the size of internal node outputs and memories (or `hidden_size`).
     activation : `str`, optional (default = `"tanh"`)
         g: "tanh", "softsign" or "sigmoid".
+    input_size, hidden_size, num_layers, bidirectional : optional
+        `lstm`'s names (see above).
     """
 
-    def __init__(self, input_dim: int, hidden_dim: int, activation: str = "tanh") -> None:
+    def __init__(
+        self,
+        input_dim: Optional[int] = None,
+        hidden_dim: Optional[int] = None,
+        activation: str = "tanh",
+        input_size: Optional[int] = None,
+        hidden_size: Optional[int] = None,
+        num_layers: int = 1,
+        bidirectional: bool = False,
+    ) -> None:
         super().__init__()
+        input_dim = input_dim if input_dim is not None else input_size
+        hidden_dim = hidden_dim if hidden_dim is not None else hidden_size
+        if input_dim is None or hidden_dim is None:
+            raise ConfigurationError("tree_lstm: input_dim (or input_size) and hidden_dim (or hidden_size) are required")
+        if bidirectional:
+            raise ConfigurationError("tree_lstm: a tree has no reading direction; set bidirectional: false")
+        if num_layers < 1:
+            raise ConfigurationError(f"tree_lstm: num_layers must be at least 1, got {num_layers}")
+        self.leaf_lstm = (
+            torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True) if num_layers > 1 else None
+        )
+        self._original_input_dim = input_dim
+        if self.leaf_lstm is not None:
+            input_dim = hidden_dim  # the tree composes the leaf LSTM's outputs
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_lstm: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         self._input_dim = input_dim
@@ -157,7 +190,7 @@ class TreeLstmEncoder(Seq2VecEncoder):
         self.leaf_projection = torch.nn.Linear(input_dim, d, bias=False) if input_dim != d else None
 
     def get_input_dim(self) -> int:
-        return self._input_dim
+        return self._original_input_dim
 
     def get_output_dim(self) -> int:
         return self._hidden_dim
@@ -179,6 +212,8 @@ class TreeLstmEncoder(Seq2VecEncoder):
         """
         if tree is None:
             tree = right_branching_trees(mask)
+        if self.leaf_lstm is not None:
+            inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
         max_internal = tree["children"].size(1)
         if max_leaves != max_internal + 1:

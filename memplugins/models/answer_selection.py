@@ -47,6 +47,8 @@ class AnswerSelection(Model):
     initializer : `InitializerApplicator`, optional
     """
 
+    default_predictor = "answer_ranking"
+
     def __init__(
         self,
         vocab: Vocabulary,

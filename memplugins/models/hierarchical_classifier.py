@@ -39,6 +39,8 @@ class HierarchicalClassifier(Model):
     initializer : `InitializerApplicator`, optional
     """
 
+    default_predictor = "document_rating"
+
     def __init__(
         self,
         vocab: Vocabulary,

@@ -1,1 +1,5 @@
 from memplugins.predictors.entailment_pairs import EntailmentPairsPredictor
+from memplugins.predictors.with_encoder_internals import WithEncoderInternalsPredictor
+from memplugins.predictors.sentence_perplexity import SentencePerplexityPredictor
+from memplugins.predictors.answer_ranking import AnswerRankingPredictor
+from memplugins.predictors.document_rating import DocumentRatingPredictor

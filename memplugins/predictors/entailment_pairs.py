@@ -1,19 +1,22 @@
 import logging
-from typing import List
 
-import numpy
 from allennlp.common.checks import ConfigurationError
-from allennlp.common.util import JsonDict, sanitize
+from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.pair_classification.predictors.textual_entailment import TextualEntailmentPredictor
 
+from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, BoundedOutputs
+
+# the inverse of the parse reader's unescaping, for tokens that would break a bracketed parse
+PTB_ESCAPE = {"(": "-LRB-", ")": "-RRB-"}
+
 logger = logging.getLogger(__name__)
 
 
 @Predictor.register("entailment_pairs")
-class EntailmentPairsPredictor(TextualEntailmentPredictor):
+class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
     """
     `allennlp predict` for sentence-pair models (the default predictor of `rte_attention`). Each input line is
     either `{"premise": ..., "hypothesis": ...}` (allennlp-models' `textual_entailment` format) or an SNLI record
@@ -28,6 +31,10 @@ class EntailmentPairsPredictor(TextualEntailmentPredictor):
     shape, so the output stays proportional to the input. Sentences of SNLI's lengths are far below the default.
     Raise it with `--predictor-args '{"max_internal_entries": 10000000}'` to keep everything.
 
+    A reader with `parse_trees` (`snli_tree_lstm`) needs binary parses; when an input has none, the predictor gives
+    each sentence the right-branching tree over the reader's tokens, (w_1 (w_2 (... w_n))), the tree the tree LSTM
+    uses when it is given none, and warns once: the model was trained on parses, so expect lower accuracy.
+
     Registered as a `Predictor` with name "entailment_pairs".
 
     # Parameters
@@ -40,33 +47,15 @@ class EntailmentPairsPredictor(TextualEntailmentPredictor):
     """
 
     def __init__(
-        self, model: Model, dataset_reader: DatasetReader, frozen: bool = True, max_internal_entries: int = 100_000
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        frozen: bool = True,
+        max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES,
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
         self._max_internal_entries = max_internal_entries
-
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        self._dataset_reader.apply_token_indexers(instance)
-        return sanitize(self._bounded(self._model.forward_on_instance(instance)))
-
-    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
-        for instance in instances:
-            self._dataset_reader.apply_token_indexers(instance)
-        return [sanitize(self._bounded(output)) for output in self._model.forward_on_instances(instances)]
-
-    def _bounded(self, output: dict) -> dict:
-        """Leaves out arrays (of two or more axes) larger than `max_internal_entries`, before they become JSON."""
-        dropped = {}
-        for key, value in list(output.items()):
-            shape = tuple(getattr(value, "shape", ()))  # numpy arrays, or tensors the model trimmed per instance
-            if len(shape) >= 2 and int(numpy.prod(shape)) > self._max_internal_entries:
-                dropped[key] = list(shape)
-                del output[key]
-        if dropped:
-            logger.warning("entailment_pairs: left out internals larger than max_internal_entries=%d: %s",
-                           self._max_internal_entries, dropped)
-            output["dropped_internals"] = dropped
-        return output
+        self._warned_no_parse = False
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         premise = json_dict.get("premise", json_dict.get("sentence1"))
@@ -82,6 +71,24 @@ class EntailmentPairsPredictor(TextualEntailmentPredictor):
                 "premise_binary_parse": json_dict["sentence1_binary_parse"],
                 "hypothesis_binary_parse": json_dict["sentence2_binary_parse"],
             }
-        if parses and getattr(self._dataset_reader, "parse_trees", False):
+        if getattr(self._dataset_reader, "parse_trees", False):
+            if not parses:
+                parses = {
+                    "premise_binary_parse": self._right_branching_parse(premise),
+                    "hypothesis_binary_parse": self._right_branching_parse(hypothesis),
+                }
             return self._dataset_reader.text_to_instance(premise, hypothesis, **parses)
         return self._dataset_reader.text_to_instance(premise, hypothesis)
+
+    def _right_branching_parse(self, sentence: str) -> str:
+        if not self._warned_no_parse:
+            logger.warning("entailment_pairs: input without binary parses; using right-branching trees over the "
+                           "tokens (the model was trained on parses: expect lower accuracy)")
+            self._warned_no_parse = True
+        words = [PTB_ESCAPE.get(token.text, token.text) for token in self._dataset_reader._tokenizer.tokenize(sentence)]
+        if not words:
+            raise ConfigurationError(f"entailment_pairs: empty sentence {sentence!r}")
+        parse = words[-1]
+        for word in reversed(words[:-1]):
+            parse = f"( {word} {parse} )"
+        return parse

@@ -1,0 +1,74 @@
+from typing import List
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict, sanitize
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
+from allennlp.predictors.predictor import Predictor
+
+from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, bound_output
+
+
+@Predictor.register("answer_ranking")
+class AnswerRankingPredictor(Predictor):
+    """
+    `allennlp predict` for `answer_selection` (WikiQA; its default predictor). Input lines:
+    `{"question": "...", "answers": ["...", "..."]}` (the candidates of one question), or one WikiQA pair
+    `{"question": "...", "answer": "..."}`. Output: `ranking`, the candidates sorted by the model's probability that
+    they answer the question, each `{"answer", "probability", "index"}` (`index`: its position in the input), the
+    best `answer`, and for a single candidate the model's whole output (probability, tokens, attention), bounded
+    by `max_internal_entries` as in `entailment_pairs`.
+
+    Registered as a `Predictor` with name "answer_ranking".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+    max_internal_entries : `int`, optional (default = `100000`)
+    frozen : `bool`, optional (default = `True`)
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES,
+        frozen: bool = True,
+    ) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self._max_internal_entries = max_internal_entries
+
+    def _candidates(self, json_dict: JsonDict) -> List[str]:
+        answers = json_dict.get("answers", [json_dict["answer"]] if "answer" in json_dict else None)
+        if "question" not in json_dict or not answers or not all(isinstance(a, str) for a in answers):
+            raise ConfigurationError(
+                "answer_ranking: each input needs 'question' and 'answers' (a list of strings) or 'answer'; got keys "
+                f"{sorted(json_dict)}"
+            )
+        return answers
+
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        return self._dataset_reader.text_to_instance(json_dict["question"], self._candidates(json_dict)[0])
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        results = []
+        for json_dict in inputs:
+            answers = self._candidates(json_dict)
+            instances = [self._dataset_reader.text_to_instance(json_dict["question"], a, question_id="q") for a in answers]
+            for instance in instances:
+                self._dataset_reader.apply_token_indexers(instance)
+            outputs = self._model.forward_on_instances(instances)
+            ranking = sorted(
+                ({"answer": answer, "probability": float(output["probability"]), "index": i}
+                 for i, (answer, output) in enumerate(zip(answers, outputs))),
+                key=lambda item: -item["probability"],
+            )
+            result = {"question": json_dict["question"], "answer": ranking[0]["answer"], "ranking": ranking}
+            if len(answers) == 1:
+                result.update(bound_output(outputs[0], self._max_internal_entries, "answer_ranking"))
+            results.append(sanitize(result))
+        return results

@@ -1,0 +1,60 @@
+"""
+`memplugins` (console command) and `python -m memplugins`: AllenNLP's command line with memplugins loaded first.
+(A top-level module, not part of the `memplugins` package, so that the console command runs this before the
+package's import pulls in AllenNLP and torch.)
+
+    memplugins train training_config/snli_mma_nse.jsonnet -s out/
+    memplugins attention-map out/model.tar.gz '{"premise": "...", "hypothesis": "..."}' --output-file map.png
+
+Every `allennlp` subcommand works the same way, from any folder, with no `--include-package memplugins` and no
+`.allennlp_plugins` file: this package is imported before AllenNLP builds its command parser, so our components
+and the `attention-map` subcommand are registered. Being first also lets it silence, at their source, the lines
+that every `allennlp` command prints offline and that are not errors:
+
+* allennlp-models' NarrativeQA metric module calls `nltk.download("punkt")` / `("wordnet")` when AllenNLP imports
+  every plugin module, which prints `[nltk_data] Error loading punkt: <urlopen error ...>` offline. Nothing may be
+  downloaded at run time here, and no memplugins code uses those NLTK resources, so `nltk.download` becomes a
+  no-op that logs (at debug level) what was asked.
+* FutureWarnings / UserWarnings raised while third-party modules are imported (fairscale's and torch.jit's
+  deprecations, `pkg_resources`'s) are filtered by their module; warnings from memplugins itself still show.
+"""
+import logging
+import sys
+import warnings
+
+logger = logging.getLogger("memplugins")
+
+_THIRD_PARTY_IMPORT_WARNINGS = (
+    (FutureWarning, r"fairscale(\..*)?"),
+    (FutureWarning, r"torch\.jit(\..*)?"),
+    (FutureWarning, r"allennlp\.training(\..*)?"),  # torch-2 deprecations of AllenNLP's own amp calls
+    (UserWarning, r"pkg_resources(\..*)?"),
+    (UserWarning, r"rouge(\..*)?"),
+)
+
+
+def _offline_nltk_download(info_or_id=None, *args, **kwargs) -> bool:
+    logger.debug("memplugins: nltk.download(%r) skipped (offline; nothing downloads at run time)", info_or_id)
+    return False
+
+
+def quiet_third_party_imports() -> None:
+    """Called before AllenNLP imports its plugins (see the module docstring)."""
+    for category, module in _THIRD_PARTY_IMPORT_WARNINGS:
+        warnings.filterwarnings("ignore", category=category, module=module)
+    warnings.filterwarnings("ignore", message=r".*pkg_resources is deprecated.*", category=UserWarning)
+    import nltk
+
+    nltk.download = _offline_nltk_download
+
+
+def main() -> None:
+    quiet_third_party_imports()
+    import memplugins  # noqa: F401  (registers everything, applies memplugins.compat)
+    from allennlp.commands import main as allennlp_main
+
+    allennlp_main(prog="memplugins")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
