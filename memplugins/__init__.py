@@ -8,6 +8,7 @@ from memplugins import compat  # noqa: F401  (first: patches AllenNLP before any
 from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: F401
 from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: F401
 from memplugins.fields import BinaryTreeField  # noqa: F401
+from memplugins.token_embedders import StandardizedEmbedding  # noqa: F401
 from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: F401
 from memplugins.metrics import MapMrr  # noqa: F401
 from memplugins.models import RteAttention  # noqa: F401

@@ -23,7 +23,9 @@ site-packages is edited. Each fix is idempotent and covered by a test that fails
    pooled values equal to that sentinel. Under autocast the activations are float16 / bfloat16 while the added
    mask is float32, so the sum is float32 and never equals the sentinel: padding tokens pool to about -3e38 (or
    -65504), which overflows the next layer to inf and the loss to NaN. Under autocast we run it in float32.
-Tests: `tests/test_compat.py` (1-3, 5, 6) and `tests/test_spacy_offline.py` (4).
+7. Crash-safe checkpoints and exact resume after a kill (atomic writes, complete checkpoints only, best.th relinked
+   on recover, random-number states saved and restored); details at the fix below.
+Tests: `tests/test_compat.py` (1-3, 5, 6), `tests/test_spacy_offline.py` (4), `tests/recover_test.py` (7, slow).
 """
 import contextvars
 import logging
@@ -137,6 +139,7 @@ CONFIG_DEFAULTS = {
     "WIKIQA_TRAIN": "fixtures/wikiqa/WikiQA-train.sample.txt",
     "WIKIQA_VALIDATION": "fixtures/wikiqa/WikiQA-dev.sample.tsv",
     "LSTMN_LAYERS": "1",
+    "LM_DROPOUT": "0.5",
     "IRAM_PENALTY": "0.0003",
     "IWSLT_TRAIN": "fixtures/iwslt14/sample.de-en",
     "IWSLT_VALIDATION": "fixtures/iwslt14/sample.de-en",

@@ -2,7 +2,9 @@
 // Data: SNLI_TRAIN, SNLI_VALIDATION ('' trains without validation), GLOVE_PATH, EMBEDDING_DIM, NUM_EPOCHS.
 // Settings: Adam (0.9, 0.999) lr 1e-3, batch 32 (paper: 16 or 32), dropout 0.2 (paper: from 0.1-0.4), hidden
 // size h = 100 (paper: 100 / 300 / 450), embeddings GloVe-initialised and updated (the paper freezes the GloVe
-// words during the first epoch; we do not).
+// words during the first epoch; we do not). Classifier: "a 2-layer neural network classifier with ReLU" over the
+// concatenated average-pooled tapes, read as one ReLU hidden layer of size h plus the output layer (two weight
+// layers). Parameter counts against the paper's Table 3: README, "Configs and the papers' settings".
 local validation = std.extVar('SNLI_VALIDATION');
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 function(fusion, hidden_size=100) {
@@ -23,7 +25,7 @@ function(fusion, hidden_size=100) {
         tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: true },
       },
     },
-    classifier_feedforward: { input_dim: 2 * hidden_size, num_layers: 2, hidden_dims: hidden_size, activations: 'relu', dropout: 0.2 },
+    classifier_feedforward: { input_dim: 2 * hidden_size, num_layers: 1, hidden_dims: hidden_size, activations: 'relu', dropout: 0.2 },
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {

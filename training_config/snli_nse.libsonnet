@@ -18,6 +18,7 @@ function(variant, hidden_size=300) {
     variant: variant,
     hidden_size: hidden_size,
     dropout: 0.3,
+    compose: 'linear_wide',
     text_field_embedder: {
       token_embedders: {
         tokens: {

@@ -6,7 +6,7 @@
 // Settings (section 4.2): T = 3, BiLSTM h = 400 per direction (the paper searched 400-1000), Adam with AMSGrad
 // lr 3e-4, weight decay 3e-5, gradient norm clipped to 5 (the value is lost in our copy of the paper), batch 32,
 // dropout 0.2 (searched 0.1-0.4), maxout two 200-d layers of pool size 4, fixed GloVe (the paper: 300d Common
-// Crawl, standardised, plus 100d character n-gram vectors, which are not obtainable offline; AllenNLP's character
+// Crawl, standardised (done here too), plus 100d character n-gram vectors, which are not obtainable offline; AllenNLP's character
 // CNN token embedder is the substitute: char_cnn=true, as in sst2_iram_full_char_cnn.jsonnet).
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 local hidden_size = 400;
@@ -29,7 +29,8 @@ function(granularity, full, char_cnn=false) {
     type: 'iram_classifier',
     text_field_embedder: {
       token_embedders: {
-        tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
+        // section 4.2: the GloVe vectors standardised (memplugins' standardized_embedding), fixed
+        tokens: { type: 'standardized_embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
       } + (
         // the substitute for the paper's character n-gram vectors: a character CNN (n = 2..5), learned
         if char_cnn then {

@@ -1,5 +1,7 @@
 // LSTMN sentence classification on the Stanford Sentiment Treebank (Cheng et al. 2016, section 5.2), from
-// AllenNLP's `basic_classifier` with the `lstmn` encoder: the averaged hidden tape goes to a 2-layer ReLU network.
+// AllenNLP's `basic_classifier` with the `lstmn` encoder: the averaged hidden tape goes to "a 2-layer neural
+// network classifier with ReLU": one ReLU hidden layer (`feedforward`) and the output layer (basic_classifier's
+// own), two weight layers, as the paper's SNLI parameter counts also imply.
 // Data: SST_TRAIN, SST_VALIDATION (PTB-format trees, e.g. trees/train.txt; default: 40 shipped dev trees).
 // SST_GRANULARITY: '5-class' (fine-grained, default) or '2-class' (binary; neutral sentences dropped).
 // LSTMN_LAYERS: 1 or 2 (the paper reports both). Settings: memory 168, Adam (0.9, 0.999) lr 2e-3, L2 1e-4,
@@ -26,7 +28,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     },
     seq2seq_encoder: { type: 'lstmn', input_size: embedding_dim, hidden_size: 168, num_layers: layers },
     seq2vec_encoder: { type: 'bag_of_embeddings', embedding_dim: 168, averaged: true },
-    feedforward: { input_dim: 168, num_layers: 2, hidden_dims: 168, activations: 'relu', dropout: 0.5 },
+    feedforward: { input_dim: 168, num_layers: 1, hidden_dims: 168, activations: 'relu', dropout: 0.5 },
     dropout: 0.5,
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 5 } },

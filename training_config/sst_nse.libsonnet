@@ -27,8 +27,10 @@ function(granularity, mlp_units) {
     },
     seq2seq_encoder: { type: 'nse', input_size: embedding_dim, hidden_size: 300, dropout: 0.5 },
     seq2vec_encoder: { type: 'cls_pooler', embedding_dim: 300, cls_is_last_token: true },
-    feedforward: { input_dim: 300, num_layers: 1, hidden_dims: mlp_units, activations: 'relu' },
-    dropout: 0.5,
+    // FeedForward's dropout follows its ReLU layer, i.e. it is the dropout before the softmax layer; the NSE's
+    // dropout (0.5) is on the read and write networks' outputs. basic_classifier's own `dropout` (on the pooled
+    // vector, before the ReLU layer) is not in the paper and is left at 0.
+    feedforward: { input_dim: 300, num_layers: 1, hidden_dims: mlp_units, activations: 'relu', dropout: 0.5 },
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 64 } },
   trainer: {

@@ -5,7 +5,7 @@
 // AdaGrad lr 0.05, L2 1e-3 (as weight decay), mini-batches of 5 sentences, no dropout, GloVe-initialised word
 // vectors that are fine-tuned (the paper: 100d; only 50d are shipped here).
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
-function(granularity) {
+function(granularity, cell='tree_lstm') {
   dataset_reader: {
     type: 'sst_trees',
     granularity: granularity,
@@ -20,7 +20,7 @@ function(granularity) {
         tokens: { type: 'embedding', embedding_dim: embedding_dim, pretrained_file: std.extVar('GLOVE_PATH'), trainable: true },
       },
     },
-    encoder: { type: 'tree_lstm', input_dim: embedding_dim, hidden_dim: 50, activation: 'tanh' },
+    encoder: { type: cell, input_dim: embedding_dim, hidden_dim: 50, activation: 'tanh' },
   },
   data_loader: { batch_size: 5, shuffle: true },
   validation_data_loader: { batch_size: 64 },

@@ -80,7 +80,9 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         h, per direction, of every BiLSTM layer; H, the queries and the summaries have size 2h (but see
         `bidirectional`).
     num_iterations : `int`, optional (default = `3`)
-        T.
+        T. 0 is the paper's baseline without attention (section 4.1, "a maxout classifier over the last hidden state
+        of the encoder BiLSTM"): the output is the last BiLSTM layer's final hidden states [h→_N; h←_1], and A is
+        empty (no penalty).
     num_context_layers : `int`, optional (default = `1`)
         l_ctx (the paper's full model: 2).
     num_query_layers : `int`, optional (default = `0`)
@@ -126,8 +128,8 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
                 raise ConfigurationError(f"iram: with bidirectional: false, hidden_size ({hidden_size}) is the output "
                                          "size 2h and must be even")
             hidden_size //= 2
-        if num_iterations < 1 or num_context_layers < 1:
-            raise ConfigurationError("iram: num_iterations and num_context_layers must be at least 1")
+        if num_iterations < 0 or num_context_layers < 1:
+            raise ConfigurationError("iram: num_iterations must be at least 0 and num_context_layers at least 1")
         self._input_dim = input_dim
         self._size = 2 * hidden_size
         self._num_iterations = num_iterations
@@ -157,8 +159,12 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         inputs = self._dropout(tokens)
         if self.embedding_highway is not None:
             inputs = self.embedding_highway(inputs)
-        hidden, (_, cells) = run_masked_lstm(self.context_lstm, inputs, mask)
+        hidden, (final_hidden, cells) = run_masked_lstm(self.context_lstm, inputs, mask)
         hidden = hidden * mask.unsqueeze(-1)
+        if self._num_iterations == 0:  # the baseline: no attention
+            summary = torch.cat([final_hidden[-2], final_hidden[-1]], dim=-1)
+            empty = hidden.new_zeros(hidden.size(0), 0, max(hidden.size(1) - 1, 0))
+            return IramOutput(summary=summary, attention=empty, overlap=hidden.new_zeros(hidden.size(0)))
         if self.query_lstm is not None:
             _, (_, cells) = run_masked_lstm(self.query_lstm, self._dropout(hidden), mask)
         query = torch.cat([cells[-2], cells[-1]], dim=-1)  # x̂: the last layer's forward and backward cell states

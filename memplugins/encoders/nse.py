@@ -10,6 +10,7 @@ from memplugins.modules.reversal import reverse_padded
 from memplugins.modules.step_linear import StepLinear
 
 OUTPUTS = ("hidden", "memory")
+COMPOSE_ACTIVATIONS = {"relu": torch.relu, "linear": lambda x: x}
 
 
 class NseOutput(NamedTuple):
@@ -48,7 +49,10 @@ class NseEncoder(Seq2SeqEncoder):
     Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
     of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
     masked the same way, and a padded step changes nothing, so a padded batch gives the same outputs as each sequence
-    alone. The paper does not specify the compose MLP beyond "MLP"; we use one ReLU layer of size k.
+    alone. The paper does not specify the compose MLP beyond "MLP". By default we use one ReLU layer of size k; the
+    authors' released SNLI code uses one linear layer that keeps the size of its input, (2 + n) k (so f_w reads a
+    (2 + n) k vector), which is what the paper's parameter counts (3.4M / 6.3M / 6.5M) imply: `compose_size` and
+    `compose_activation` select it.
 
     As a `Seq2SeqEncoder`, `forward(inputs, mask)` returns h_t per token (`output="hidden"`) or the final memory
     M_T (`output="memory"`, one slot per token, the same shape). Models that need more call `encode(...)`, which
@@ -86,6 +90,10 @@ class NseEncoder(Seq2SeqEncoder):
         Dropout on o_t and on h_t (the paper regularises the read/write networks with dropout).
     num_layers : `int`, optional (default = `None`)
         `lstm`'s name: the default of `num_read_layers` and `num_write_layers`.
+    compose_size : `int`, optional (default = `hidden_size`)
+        Output size of f_c, and input size of f_w (the authors' code: the compose input's size, (2 + n) k).
+    compose_activation : `str`, optional (default = `"relu"`)
+        f_c's activation: "relu" or "linear" (the authors' code).
     bidirectional : `bool`, optional (default = `False`)
         Add a right-to-left NSE and concatenate the outputs (see above).
     """
@@ -102,8 +110,14 @@ class NseEncoder(Seq2SeqEncoder):
         dropout: float = 0.0,
         num_layers: Optional[int] = None,
         bidirectional: bool = False,
+        compose_size: Optional[int] = None,
+        compose_activation: str = "relu",
     ) -> None:
         super().__init__(stateful=False)
+        if compose_activation not in COMPOSE_ACTIVATIONS:
+            raise ConfigurationError(f"nse: compose_activation must be one of {list(COMPOSE_ACTIVATIONS)}")
+        compose_size = compose_size or hidden_size
+        self._compose_activation = COMPOSE_ACTIVATIONS[compose_activation]
         num_read_layers = num_read_layers or num_layers or 1
         num_write_layers = num_write_layers or num_layers or 1
         if output not in OUTPUTS:
@@ -117,13 +131,15 @@ class NseEncoder(Seq2SeqEncoder):
             torch.nn.Linear(input_size, hidden_size, bias=False) if input_size != hidden_size else None
         )
         self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, batch_first=True)  # f_r
-        self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, hidden_size)  # f_c
+        self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, compose_size)  # f_c
         self.write_cells = torch.nn.ModuleList(  # f_w, stepped
-            torch.nn.LSTMCell(hidden_size, hidden_size) for _ in range(num_write_layers)
+            torch.nn.LSTMCell(compose_size if layer == 0 else hidden_size, hidden_size)
+            for layer in range(num_write_layers)
         )
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
-            NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout)
+            NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout,
+                       compose_size=compose_size, compose_activation=compose_activation)
             if bidirectional
             else None
         )
@@ -226,7 +242,7 @@ class NseEncoder(Seq2SeqEncoder):
             full = step_is_full[t]
             # (2), (3) and for each extra memory (10), (11)
             step_keys, retrieved = read_memories(t, o_t, memories, history)
-            c_t = torch.relu(composed_read + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4) / (12)
+            c_t = self._compose_activation(composed_read + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4), (12)
             layer_input, new_states = c_t, []
             for (linear, bias), (h, c) in zip(write_layers, states):  # (5) / (13): LSTMCell's equations
                 gates = linear(torch.cat([layer_input, h], dim=-1)) + bias

@@ -188,6 +188,27 @@ class TreeLstmEncoder(Seq2VecEncoder):
         self.output_peephole = torch.nn.Linear(d, d, bias=False)  # W_co
         self.gate_bias = torch.nn.Parameter(torch.zeros(4 * d))  # b_i, b_f, b_c, b_o
         self.leaf_projection = torch.nn.Linear(input_dim, d, bias=False) if input_dim != d else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """
+        Section 5: "the initial values for a weight matrix were uniformly sampled from [-1/√n, 1/√n] where n is the
+        number of total input units". Our reading of n, per gate of a parent whose children have outputs of size
+        `in` (d_w for leaves, d for internal nodes): i and f read both children's outputs and memories (2 in + 2d),
+        the candidate both outputs (2 in), o both outputs and c_p (2 in + d); the memory peepholes belong to i and
+        f (4d) and W_co to o (3d). Biases start at 0. (torch's default would use each matrix's own fan-in.)
+        """
+        d = self._hidden_dim
+        with torch.no_grad():
+            for weights, size in ((self.leaf_output_weights, self.leaf_output_weights.in_features),
+                                  (self.internal_output_weights, d)):
+                # blocks [i1, i2, f1, f2, c1, o1, c2, o2]
+                fan_ins = [2 * size + 2 * d] * 4 + [2 * size, 2 * size + d, 2 * size, 2 * size + d]
+                for block, fan_in in zip(weights.weight.split(d), fan_ins):
+                    block.uniform_(-fan_in ** -0.5, fan_in ** -0.5)
+            self.memory_weights.weight.uniform_(-(4 * d) ** -0.5, (4 * d) ** -0.5)
+            self.output_peephole.weight.uniform_(-(3 * d) ** -0.5, (3 * d) ** -0.5)
+            self.gate_bias.zero_()
 
     def get_input_dim(self) -> int:
         return self._original_input_dim

@@ -35,6 +35,9 @@ class HierarchicalClassifier(Model):
     document_pooler : `Seq2VecEncoder`
     dropout : `float`, optional (default = `0.0`)
         Before the softmax layer (the paper: 0.2).
+    document_dropout : `float`, optional (default = `0.0`)
+        On the document encoder's outputs, before pooling: the paper's 15% on the document LSTM of NSE-LSTM (a
+        document NSE has its own `dropout` inside).
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional
     """
@@ -50,6 +53,7 @@ class HierarchicalClassifier(Model):
         document_encoder: Seq2SeqEncoder,
         document_pooler: Seq2VecEncoder,
         dropout: float = 0.0,
+        document_dropout: float = 0.0,
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
@@ -61,6 +65,7 @@ class HierarchicalClassifier(Model):
         self._document_encoder = document_encoder
         self._document_pooler = document_pooler
         self._dropout = torch.nn.Dropout(dropout)
+        self._document_dropout = torch.nn.Dropout(document_dropout)
         self._label_namespace = label_namespace
         num_labels = vocab.get_vocab_size(label_namespace)
         self._output = torch.nn.Linear(document_pooler.get_output_dim(), num_labels)
@@ -93,7 +98,8 @@ class HierarchicalClassifier(Model):
         sentence_vectors = pooled.new_zeros(batch_size * num_sentences, pooled.size(-1)).index_put(
             (real.nonzero().squeeze(1),), pooled
         ).view(batch_size, num_sentences, -1)
-        document = self._document_pooler(self._document_encoder(sentence_vectors, sentence_mask), sentence_mask)
+        encoded_document = self._document_dropout(self._document_encoder(sentence_vectors, sentence_mask))
+        document = self._document_pooler(encoded_document, sentence_mask)
         logits = self._output(self._dropout(document))
         output = {"logits": logits, "probs": torch.softmax(logits, -1)}
         if label is not None:

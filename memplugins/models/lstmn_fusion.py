@@ -11,7 +11,7 @@ from allennlp.nn.util import get_text_field_mask, masked_mean
 from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules.lstmn import LstmnInterAttention, LstmnLayer
 
-FUSIONS = ("shallow", "deep")
+FUSIONS = ("none", "shallow", "deep")
 
 
 @Model.register("lstmn_fusion")
@@ -27,6 +27,8 @@ class LstmnFusion(PairClassifier):
     * `fusion="deep"`: the attended premise memory is written into the decoder's memory through a gate,
       r_t = σ(W_r [γ~_t, x_t] + b_r) (eq. 14), c_t = r_t ⊙ α~_t + f_t ⊙ c~_t + i_t ⊙ c^_t (eq. 15),
       h_t = o_t ⊙ tanh(c_t) (eq. 16).
+    * `fusion="none"`: no inter-attention; two LSTMNs read premise and hypothesis independently (the paper's
+      "LSTMN" row of Table 3, its baseline for the fusions). `inter_attention` is then absent from the outputs.
 
     Both hidden tapes are average-pooled over their real tokens, concatenated, and classified by a 2-layer ReLU
     network (`classifier_feedforward`) and a final linear layer (section 5.3).
@@ -49,7 +51,7 @@ class LstmnFusion(PairClassifier):
     classifier_feedforward : `FeedForward`
         The 2-layer ReLU network over [avg(premise tape); avg(hypothesis tape)] (input 2h).
     fusion : `str`, optional (default = `"deep"`)
-        "shallow" or "deep".
+        "none", "shallow" or "deep".
     dropout : `float`, optional (default = `0.0`)
         Dropout on the embedded inputs and on the pooled features (the paper selects it from 0.1-0.4).
     label_namespace : `str`, optional (default = `"labels"`)
@@ -84,8 +86,12 @@ class LstmnFusion(PairClassifier):
         }
         embedding_dim = text_field_embedder.get_output_dim()
         self._encoder = LstmnLayer(embedding_dim, hidden_size)
-        self._inter_attention = LstmnInterAttention(embedding_dim, hidden_size)
-        if fusion == "shallow":
+        self._inter_attention = LstmnInterAttention(embedding_dim, hidden_size) if fusion != "none" else None
+        if fusion == "none":
+            del self.attention_axes["inter_attention"]
+            self._decoder = LstmnLayer(embedding_dim, hidden_size)
+            self._fusion_gate = None
+        elif fusion == "shallow":
             self._decoder = LstmnLayer(embedding_dim + hidden_size, hidden_size)
             self._fusion_gate = None
         else:
@@ -109,14 +115,18 @@ class LstmnFusion(PairClassifier):
         x_hypothesis = self._dropout(self._text_field_embedder(hypothesis))
 
         source_hidden, source_memory, premise_intra = self._encoder(x_premise, premise_mask)
-        attended_hidden, attended_memory, inter = self._inter_attention(  # (11)-(13)
-            x_hypothesis, hypothesis_mask, source_hidden, source_memory, premise_mask
-        )
+        output_dict: Dict[str, Any] = {"premise_intra_attention": premise_intra}
+        if self._fusion == "none":
+            target_hidden, _, hypothesis_intra = self._decoder(x_hypothesis, hypothesis_mask)
+        else:
+            attended_hidden, attended_memory, output_dict["inter_attention"] = self._inter_attention(  # (11)-(13)
+                x_hypothesis, hypothesis_mask, source_hidden, source_memory, premise_mask
+            )
         if self._fusion == "shallow":
             target_hidden, _, hypothesis_intra = self._decoder(
                 torch.cat([x_hypothesis, attended_hidden], dim=-1), hypothesis_mask
             )
-        else:
+        elif self._fusion == "deep":
             gate = torch.sigmoid(self._fusion_gate(torch.cat([attended_hidden, x_hypothesis], dim=-1)))  # (14)
             target_hidden, _, hypothesis_intra = self._decoder(
                 x_hypothesis, hypothesis_mask, memory_addend=gate * attended_memory  # (15), (16)
@@ -128,9 +138,5 @@ class LstmnFusion(PairClassifier):
             dim=-1,
         )
         label_logits = self._output(self._classifier_feedforward(self._dropout(features)))
-        output_dict: Dict[str, Any] = {
-            "premise_intra_attention": premise_intra,
-            "hypothesis_intra_attention": hypothesis_intra,
-            "inter_attention": inter,
-        }
+        output_dict["hypothesis_intra_attention"] = hypothesis_intra
         return self._classification_outputs(output_dict, label_logits, label, metadata)

@@ -8,6 +8,7 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
+from memplugins.encoders.tree_rnn import TreeRnnEncoder
 
 
 def compact_node_order(mask: torch.BoolTensor, num_nodes: int) -> torch.LongTensor:
@@ -47,7 +48,7 @@ class TreeClassifier(Model):
     text_field_embedder : `TextFieldEmbedder`
         Embeds the leaves (`tokens`).
     encoder : `Seq2VecEncoder`
-        A `tree_lstm` (it must offer `encode(inputs, mask, tree)` returning node states).
+        A `tree_lstm` or `tree_rnn` (it must offer `encode(inputs, mask, tree)` returning node states).
     dropout : `float`, optional (default = `0.0`)
         Dropout on the node states before the softmax layer (the paper reports dropout did not help the LSTM-RNN).
     label_namespace : `str`, optional (default = `"labels"`)
@@ -67,8 +68,8 @@ class TreeClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if not isinstance(encoder, TreeLstmEncoder):
-            raise ValueError(f"tree_classifier needs a tree_lstm encoder, got {type(encoder).__name__}")
+        if not isinstance(encoder, (TreeLstmEncoder, TreeRnnEncoder)):
+            raise ValueError(f"tree_classifier needs a tree_lstm or tree_rnn encoder, got {type(encoder).__name__}")
         self._text_field_embedder = text_field_embedder
         self._encoder = encoder
         self._dropout = torch.nn.Dropout(dropout)

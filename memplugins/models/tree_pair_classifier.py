@@ -9,6 +9,7 @@ from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_text_field_mask
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
+from memplugins.encoders.tree_rnn import TreeRnnEncoder
 from memplugins.models.pair_classifier import PairClassifier
 
 
@@ -48,8 +49,8 @@ class TreePairClassifier(PairClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, label_namespace, **kwargs)
-        if not isinstance(encoder, TreeLstmEncoder):
-            raise ConfigurationError(f"tree_pair_classifier needs a tree_lstm encoder, got {type(encoder).__name__}")
+        if not isinstance(encoder, (TreeLstmEncoder, TreeRnnEncoder)):
+            raise ConfigurationError(f"tree_pair_classifier needs a tree_lstm or tree_rnn encoder, got {type(encoder).__name__}")
         if classifier_feedforward.get_input_dim() != 4 * encoder.get_output_dim():
             raise ConfigurationError(
                 f"tree_pair_classifier: classifier_feedforward input_dim must be {4 * encoder.get_output_dim()}"

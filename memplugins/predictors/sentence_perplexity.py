@@ -51,16 +51,19 @@ class SentencePerplexityPredictor(Predictor):
         self._dataset_reader.apply_token_indexers(instance)
         output = self._model.forward_on_instance(instance)
         softmax = self._model._softmax_loss
+        vocab = self._model.vocab
         with torch.no_grad():
             embeddings = torch.as_tensor(output["lm_embeddings"])  # (T, d), no dropout
             weight, bias = softmax.softmax_w.detach().cpu(), softmax.softmax_b.detach().cpu()
             # (T, vocab - 1): log p(w_{t+1} | w_<=t); the softmax has no padding class, so class j is vocabulary id j + 1
             log_probs = torch.log_softmax(embeddings.float() @ weight + bias, dim=-1)
         tokens = [token.text for token in instance["source"].tokens]
-        vocab = self._model.vocab
         ids = [vocab.get_token_index(token) for token in tokens]
         token_log_probs = [float(log_probs[t, ids[t + 1] - 1]) for t in range(len(tokens) - 1)]
-        top = torch.topk(log_probs[-1].exp(), min(self._top_k, log_probs.size(-1)))
+        # AllenNLP's softmax has vocabulary-size classes for the ids 1.. (no padding class): its last class stands
+        # for no token and is never a target, so it is left out
+        last = log_probs[-1, : vocab.get_vocab_size() - 1].exp()
+        top = torch.topk(last, min(self._top_k, last.numel()))
         loss = float(output["loss"])
         return sanitize({
             "tokens": tokens,

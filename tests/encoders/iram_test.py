@@ -73,3 +73,17 @@ def test_penalty_is_contributed_only_when_gamma_is_positive_and_every_parameter_
     plain = encoder(penalty=0.0)
     plain.encode(torch.randn(2, 4, 6), torch.ones(2, 4, dtype=torch.bool))
     assert "attention_penalty" not in plain.pop_auxiliary()[0]
+
+
+def test_zero_iterations_is_the_papers_bilstm_baseline():
+    """num_iterations=0 (section 4.1's baseline): the last BiLSTM layer's final hidden states, no attention."""
+    torch.manual_seed(0)
+    enc = IramEncoder(6, 4, num_iterations=0, attention_penalty=0.1)
+    tokens, mask = torch.randn(3, 5, 6), torch.tensor([[1] * 5, [1] * 3 + [0] * 2, [1] * 2 + [0] * 3]).bool()
+    output = enc.encode(tokens, mask)
+    assert output.summary.shape == (3, 8) and output.attention.shape == (3, 0, 4)
+    for i, n in enumerate(mask.sum(1).tolist()):
+        states, _ = enc.context_lstm(tokens[i : i + 1, :n])  # unpadded: the plain LSTM call is exact
+        expected = torch.cat([states[0, n - 1, :4], states[0, 0, 4:]])  # h→ at the last token, h← at the first
+        torch.testing.assert_close(output.summary[i], expected, atol=1e-6, rtol=1e-5)
+    assert not enc.__dict__.get("_pending_auxiliary_losses")  # no attention, so no penalty

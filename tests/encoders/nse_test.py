@@ -50,7 +50,7 @@ def reference_nse(encoder, x, extras=()):
         for n, memory_n in enumerate(extras):
             z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory_n]), 0)  # (10)
             reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory_n))))  # (11)
-        c_t = torch.relu(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4) / (12)
+        c_t = encoder._compose_activation(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4), (12)
         layer_input, new_states = c_t, []
         for cell, (h, c) in zip(encoder.write_cells, write_states):  # (5) / (13)
             h, c = lstm_step(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, layer_input, h, c)
@@ -72,6 +72,8 @@ def reference_nse(encoder, x, extras=()):
     [
         {"input_size": 4, "hidden_size": 4},
         {"input_size": 6, "hidden_size": 4, "num_read_layers": 2, "num_write_layers": 2},
+        # the authors' compose: linear, keeping its input's size 2k, so f_w reads 2k
+        {"input_size": 4, "hidden_size": 4, "compose_size": 8, "compose_activation": "linear", "num_write_layers": 2},
     ],
 )
 def test_nse_equals_reference_of_eq_1_to_6(options):
@@ -89,7 +91,8 @@ def test_nse_equals_reference_of_eq_1_to_6(options):
 
 @pytest.mark.parametrize("write_extra", [True, False])
 def test_mma_nse_equals_reference_of_eq_7_to_15(write_extra):
-    encoder = randomize(NseEncoder(4, 4, num_extra_memories=2, write_extra_memories=write_extra), seed=5).eval()
+    compose = {"compose_size": 16, "compose_activation": "linear"} if write_extra else {}  # (2 + 2) k, as the authors'
+    encoder = randomize(NseEncoder(4, 4, num_extra_memories=2, write_extra_memories=write_extra, **compose), seed=5).eval()
     x, mask = padded(LENGTHS, 4, seed=1)
     first, first_mask = padded(EXTRA_LENGTHS, 4, seed=2, garbage=-9.0)
     second, second_mask = padded([2, 2, 3, 1], 4, seed=4, garbage=11.0)

@@ -113,3 +113,19 @@ def test_a_second_backward_through_a_retained_graph_gives_the_same_gradients():
     second = torch.autograd.grad(output, list(encoder.parameters()))
     for a, b in zip(first, second):
         assert torch.allclose(a, b)
+
+
+def test_initialisation_is_uniform_in_one_over_root_n_of_each_gates_inputs():
+    """Le & Zuidema section 5: U(-1/√n, 1/√n), n the gate's total input units (our reading: see reset_parameters)."""
+    torch.manual_seed(0)
+    d_w, d = 30, 20
+    encoder = TreeLstmEncoder(d_w, d)
+    for weights, size in ((encoder.leaf_output_weights.weight, d_w), (encoder.internal_output_weights.weight, d)):
+        blocks = weights.split(d)
+        fan_ins = [2 * size + 2 * d] * 4 + [2 * size, 2 * size + d, 2 * size, 2 * size + d]
+        for block, fan_in in zip(blocks, fan_ins):
+            bound = fan_in ** -0.5
+            assert block.abs().max() <= bound and block.abs().max() > 0.9 * bound
+    assert encoder.memory_weights.weight.abs().max() <= (4 * d) ** -0.5
+    assert encoder.output_peephole.weight.abs().max() <= (3 * d) ** -0.5
+    assert torch.all(encoder.gate_bias == 0)

@@ -51,23 +51,26 @@ class TestLstmnFusion(PairModelTestCase):
     CONFIG = TEST_FIXTURES / "lstmn_fusion.jsonnet"
 
 
-    @pytest.mark.parametrize("fusion", ["shallow", "deep"])
+    @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
     def test_train_save_load_and_batch_consistency(self, fusion):
         config = self.set_up_variant(fusion=fusion)
         self.ensure_model_can_train_save_and_load(config)
         self.ensure_batch_predictions_are_consistent()
 
-    @pytest.mark.parametrize("fusion", ["shallow", "deep"])
+    @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
     def test_equals_reference_of_eq_4_to_16(self, fusion):
         self.set_up_variant(fusion=fusion, dropout=0.0)
         model = self.model.eval()
         logits = model(**self.dataset.as_tensor_dict())["label_logits"]
         for i, x_p, x_h in self.embedded_pairs():
             Y, A, _ = reference_layer(model._encoder, x_p)
-            G, Al, _ = reference_inter_attention(model._inter_attention, x_h, Y, A)
+            if fusion == "none":  # Table 3's LSTMN: two LSTMNs, no inter-attention
+                H, _, _ = reference_layer(model._decoder, x_h)
+            else:
+                G, Al, _ = reference_inter_attention(model._inter_attention, x_h, Y, A)
             if fusion == "shallow":
                 H, _, _ = reference_layer(model._decoder, torch.cat([x_h, G], dim=-1))
-            else:
+            elif fusion == "deep":
                 H = reference_deep_decoder(model._decoder, model._fusion_gate, x_h, G, Al)
             features = torch.cat([Y.mean(0), H.mean(0)])
             expected = model._output(model._classifier_feedforward(features))

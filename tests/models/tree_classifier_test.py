@@ -43,6 +43,15 @@ class TestTreeClassifier(ModelTestCase):
             "training_config/sst2_tree_lstm.jsonnet", overrides=json.dumps({"data_loader.shuffle": False})
         )
 
+    def test_tree_rnn_trains_saves_loads_and_batches(self, monkeypatch):
+        """Le & Zuidema's RNN baseline (sst5_tree_rnn) through the same model."""
+        monkeypatch.setenv("NUM_EPOCHS", "1")
+        self.set_up_model("training_config/sst5_tree_rnn.jsonnet", SST, seed=0)
+        self.ensure_model_can_train_save_and_load(
+            "training_config/sst5_tree_rnn.jsonnet", overrides=json.dumps({"data_loader.shuffle": False})
+        )
+        self.ensure_batch_predictions_are_consistent()
+
     def test_predictor_takes_trees_and_plain_sentences(self, monkeypatch, tmp_path):
         monkeypatch.setenv("NUM_EPOCHS", "1")
         from allennlp.commands.train import train_model_from_file

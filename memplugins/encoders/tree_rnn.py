@@ -1,0 +1,114 @@
+from typing import Dict, Optional
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
+
+from memplugins.encoders.tree_lstm import ACTIVATIONS, TreeLstmOutput, right_branching_trees
+
+
+@Seq2VecEncoder.register("tree_rnn")
+class TreeRnnEncoder(Seq2VecEncoder):
+    """
+    The plain recursive neural network (RNN) that Le and Zuidema (2015) compare their LSTM-RNN with (section 5,
+    Figures 6-7; the traditional recursive network of Socher et al.): over the same binary trees, a parent of
+    children x (left) and y (right) is
+
+        p = g(W_1 x + W_2 y + b)
+
+    with leaf and internal weights untied as in the LSTM-RNN (section 4: the matrices applied to a leaf child,
+    d × d_w, are a separate set from those applied to an internal child, d × d), g = tanh / softsign / sigmoid, and
+    U(±1/√n) initialisation with n = 2 × the children's size (section 5). A leaf's state is its word vector (through a
+    bias-free linear map when d_w != d, used for reported leaf states and one-word sentences only), as in
+    `tree_lstm`, whose interface this shares: `encode(inputs, mask, tree)` returns every node's state, so
+    `tree_classifier` supervises every node; without a tree, right-branching trees.
+
+    Level-batched: all nodes of one height across the batch are computed together. Each node's two contributions
+    to its parent (W_1 x and W_2 x) are computed once, when the node is; plain autograd tensors carry them (the
+    RNN's per-level work is small, so `tree_lstm`'s hand-written node store is not needed).
+
+    Registered as a `Seq2VecEncoder` with name "tree_rnn".
+
+    # Parameters
+
+    input_dim : `int`
+        d_w (or `input_size`).
+    hidden_dim : `int`
+        d (or `hidden_size`).
+    activation : `str`, optional (default = `"tanh"`)
+    input_size, hidden_size : optional
+        `lstm`'s names.
+    """
+
+    def __init__(
+        self,
+        input_dim: Optional[int] = None,
+        hidden_dim: Optional[int] = None,
+        activation: str = "tanh",
+        input_size: Optional[int] = None,
+        hidden_size: Optional[int] = None,
+    ) -> None:
+        super().__init__()
+        input_dim = input_dim if input_dim is not None else input_size
+        hidden_dim = hidden_dim if hidden_dim is not None else hidden_size
+        if input_dim is None or hidden_dim is None:
+            raise ConfigurationError("tree_rnn: input_dim (or input_size) and hidden_dim (or hidden_size) are required")
+        if activation not in ACTIVATIONS:
+            raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
+        self._input_dim, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
+        d = hidden_dim
+        self.leaf_weights = torch.nn.Linear(input_dim, 2 * d, bias=False)  # [W_1; W_2] applied to a leaf child
+        self.internal_weights = torch.nn.Linear(d, 2 * d, bias=False)  # [W_1; W_2] applied to an internal child
+        self.bias = torch.nn.Parameter(torch.zeros(d))
+        self.leaf_projection = torch.nn.Linear(input_dim, d, bias=False) if input_dim != d else None
+        with torch.no_grad():
+            for weights, size in ((self.leaf_weights, input_dim), (self.internal_weights, d)):
+                weights.weight.uniform_(-(2 * size) ** -0.5, (2 * size) ** -0.5)
+
+    def get_input_dim(self) -> int:
+        return self._input_dim
+
+    def get_output_dim(self) -> int:
+        return self._hidden_dim
+
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> torch.Tensor:
+        return self.encode(inputs, mask, tree).root_states
+
+    def encode(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> TreeLstmOutput:
+        """As `TreeLstmEncoder.encode`: inputs `(B, max_leaves, d_w)`, mask, a `BinaryTreeField`'s tensors."""
+        if tree is None:
+            tree = right_branching_trees(mask)
+        batch_size, max_leaves, _ = inputs.size()
+        max_internal = tree["children"].size(1)
+        if max_leaves != max_internal + 1:
+            raise ConfigurationError(f"tree_rnn: {max_leaves} leaf positions but trees with up to {max_internal} "
+                                     "internal nodes; the leaves must be exactly the tokens")
+        d = self._hidden_dim
+        num_nodes = max_leaves + max_internal
+        device = inputs.device
+        offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
+        node_ids = (offsets + max_leaves + torch.arange(max_internal, device=device)).reshape(-1)
+        child_ids = (offsets.unsqueeze(-1) + tree["children"]).reshape(-1, 2)
+        # every node's [W_1 x; W_2 x], rows in the field's node order (leaves, then internal nodes)
+        leaf_contributions = self.leaf_weights(inputs)  # (B, max_leaves, 2d)
+        contributions = torch.cat(
+            [leaf_contributions, leaf_contributions.new_zeros(batch_size, max_internal, 2 * d)], dim=1
+        ).view(-1, 2 * d)
+        states = inputs.new_zeros(batch_size * num_nodes, d)
+        heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
+        for height in range(1, int(heights.max()) + 1 if heights.numel() else 1):
+            level = (heights == height).nonzero().squeeze(1)
+            parents, children = node_ids[level], child_ids[level]
+            p = self._g(contributions[children[:, 0], :d] + contributions[children[:, 1], d:] + self.bias)
+            states = states.index_put((parents,), p)
+            contributions = contributions.index_put((parents,), self.internal_weights(p))
+        node_states = states.view(batch_size, num_nodes, d)
+        leaf_states = (self.leaf_projection(inputs) if self.leaf_projection is not None else inputs) * mask.unsqueeze(-1)
+        node_states = torch.cat([leaf_states, node_states[:, max_leaves:]], dim=1)
+        node_mask = torch.cat([mask, tree["mask"]], dim=1)
+        root_states = node_states[torch.arange(batch_size, device=device), tree["root"]]
+        return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)

@@ -1,0 +1,1 @@
+from memplugins.token_embedders.standardized_embedding import StandardizedEmbedding
