@@ -55,12 +55,15 @@ def main() -> None:
             overrides = {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed,
                          "model.encoder.hidden_size": args.hidden, "model.maxout.input_dim": 2 * args.hidden,
                          "dataset_reader.use_subtrees": args.phrases}
-            train(f"training_config/{task}_iram_full.jsonnet" if variant == "full" else
-                  "training_config/sst2_iram_vanilla.jsonnet", out,
+            config = {"full": f"training_config/{task}_iram_full.jsonnet",
+                      "baseline": "training_config/sst2_bilstm_baseline.jsonnet"}.get(variant,
+                                                                                   "training_config/sst2_iram_vanilla.jsonnet")
+            train(config, out,
                   {**env, "IRAM_PENALTY": gamma}, {**overrides, **granularity_override(task, variant)})
             metrics = json.loads((out / "metrics.json").read_text())
             test = evaluate(out / "model.tar.gz", str(trees / "test.txt"), env)["accuracy"]
-            results.append((metrics["best_validation_accuracy"], test, metrics["best_validation_attention_overlap"]))
+            results.append((metrics["best_validation_accuracy"], test,
+                            metrics.get("best_validation_attention_overlap", 0.0)))  # the baseline has no attention
         tests = [t for _, t, _ in results]
         overlaps = [o for _, _, o in results]
         lines.append(f"| {task} | {variant} | {gamma} | {' / '.join(f'{t:.4f}' for t in tests)} | "

@@ -77,12 +77,12 @@ def run_snli(args, base_env, results: Path) -> str:
            "NUM_EPOCHS": str(args.snli_epochs)}
     lines = [f"SNLI dev (9,842) -> test (9,824), GloVe 6B 50d, h = 100, {args.snli_epochs} epochs",
              "| model | SNLI test acc. | s / epoch | params excl. embeddings |", "|---|---:|---:|---:|"]
-    for fusion in ("shallow", "deep"):
+    for fusion in args.fusions:
         out = results / "snli" / fusion
         train(f"training_config/snli_lstmn_{fusion}_fusion.jsonnet", out, env)
         test = evaluate(out / "model.tar.gz", str(data / "snli" / "snli_1.0_test.jsonl.gz"), env)
         epochs, seconds = epochs_and_seconds(out)
-        lines.append(f"| lstmn_fusion {fusion} | {test['accuracy']:.4f} | {seconds / max(epochs, 1):.1f} | "
+        lines.append(f"| lstmn_fusion {fusion if fusion != 'no' else 'none'} | {test['accuracy']:.4f} | {seconds / max(epochs, 1):.1f} | "
                      f"{count_parameters(out / 'model.tar.gz', exclude='embedder')[0]:,} |")
     return "\n".join(lines)
 
@@ -113,6 +113,7 @@ def main() -> None:
     parser.add_argument("--ptb-minutes", type=float, default=10)
     parser.add_argument("--ptb-batches", type=int, default=150)
     parser.add_argument("--snli-epochs", type=int, default=5)
+    parser.add_argument("--fusions", nargs="*", default=["no", "shallow", "deep"], help="SNLI models: no / shallow / deep")
     parser.add_argument("--sst-epochs", type=int, default=3)
     args = parser.parse_args()
     results = Path(args.out)

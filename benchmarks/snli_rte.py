@@ -20,6 +20,8 @@ MODELS = {
     "conditional": "training_config/snli_rte_conditional.jsonnet",
     "attention": "training_config/snli_rte_attention.jsonnet",
     "word_by_word": "training_config/snli_rte_word_by_word.jsonnet",
+    "two_way": "training_config/snli_rte_two_way.jsonnet",
+    "shared": "training_config/snli_rte_shared.jsonnet",
     "decomposable_attention": "benchmarks/configs/snli_decomposable_attention.jsonnet",
     "esim": "benchmarks/configs/snli_esim.jsonnet",
 }
