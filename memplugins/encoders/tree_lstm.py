@@ -82,6 +82,27 @@ class TreeLstmOutput(NamedTuple):
     root_states: torch.Tensor  # (B, d)
 
 
+def lstm_names(encoder: str, input_dim, hidden_dim, input_size, hidden_size):
+    """(input_dim, hidden_dim) from a tree encoder's own names or `lstm`'s, with a clear error when neither is given."""
+    input_dim = input_dim if input_dim is not None else input_size
+    hidden_dim = hidden_dim if hidden_dim is not None else hidden_size
+    if input_dim is None or hidden_dim is None:
+        raise ConfigurationError(f"{encoder}: input_dim (or input_size) and hidden_dim (or hidden_size) are required")
+    return input_dim, hidden_dim
+
+
+def tree_output(
+    internal_states: torch.Tensor, leaf_states: torch.Tensor, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]
+) -> "TreeLstmOutput":
+    """The `TreeLstmOutput` of a tree encoder: leaf states (zeroed at padding) then the internal nodes' states
+    (`internal_states`: `(B, num_nodes, d)` in the field's node order, of which the leaf rows are ignored)."""
+    max_leaves = mask.size(1)
+    node_states = torch.cat([leaf_states * mask.unsqueeze(-1), internal_states[:, max_leaves:]], dim=1)
+    node_mask = torch.cat([mask, tree["mask"]], dim=1)
+    root_states = node_states[torch.arange(mask.size(0), device=mask.device), tree["root"]]
+    return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)
+
+
 def right_branching_trees(mask: torch.BoolTensor) -> Dict[str, torch.Tensor]:
     """`BinaryTreeField` tensors of the default right-branching tree over each sequence's real tokens."""
     lengths = mask.sum(1).tolist()
@@ -159,10 +180,7 @@ class TreeLstmEncoder(Seq2VecEncoder):
         bidirectional: bool = False,
     ) -> None:
         super().__init__()
-        input_dim = input_dim if input_dim is not None else input_size
-        hidden_dim = hidden_dim if hidden_dim is not None else hidden_size
-        if input_dim is None or hidden_dim is None:
-            raise ConfigurationError("tree_lstm: input_dim (or input_size) and hidden_dim (or hidden_size) are required")
+        input_dim, hidden_dim = lstm_names("tree_lstm", input_dim, hidden_dim, input_size, hidden_size)
         if bidirectional:
             raise ConfigurationError("tree_lstm: a tree has no reading direction; set bidirectional: false")
         if num_layers < 1:
@@ -293,9 +311,4 @@ class TreeLstmEncoder(Seq2VecEncoder):
             outputs = all_outputs.new_zeros(batch_size * num_nodes, d).index_put((torch.cat(level_rows),), all_outputs)
         else:
             outputs = inputs.new_zeros(batch_size * num_nodes, d)
-        node_states = outputs.view(batch_size, num_nodes, d)
-        leaf_states = self.leaf_states(inputs) * mask.unsqueeze(-1)
-        node_states = torch.cat([leaf_states, node_states[:, max_leaves:]], dim=1)
-        node_mask = torch.cat([mask, tree["mask"]], dim=1)
-        root_states = node_states[torch.arange(batch_size, device=inputs.device), tree["root"]]
-        return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)
+        return tree_output(outputs.view(batch_size, num_nodes, d), self.leaf_states(inputs), mask, tree)

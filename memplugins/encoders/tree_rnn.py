@@ -4,7 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.tree_lstm import ACTIVATIONS, TreeLstmOutput, right_branching_trees
+from memplugins.encoders.tree_lstm import ACTIVATIONS, TreeLstmOutput, lstm_names, right_branching_trees, tree_output
 
 
 @Seq2VecEncoder.register("tree_rnn")
@@ -49,10 +49,7 @@ class TreeRnnEncoder(Seq2VecEncoder):
         hidden_size: Optional[int] = None,
     ) -> None:
         super().__init__()
-        input_dim = input_dim if input_dim is not None else input_size
-        hidden_dim = hidden_dim if hidden_dim is not None else hidden_size
-        if input_dim is None or hidden_dim is None:
-            raise ConfigurationError("tree_rnn: input_dim (or input_size) and hidden_dim (or hidden_size) are required")
+        input_dim, hidden_dim = lstm_names("tree_rnn", input_dim, hidden_dim, input_size, hidden_size)
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         self._input_dim, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
@@ -106,9 +103,5 @@ class TreeRnnEncoder(Seq2VecEncoder):
             p = self._g(contributions[children[:, 0], :d] + contributions[children[:, 1], d:] + self.bias)
             states = states.index_put((parents,), p)
             contributions = contributions.index_put((parents,), self.internal_weights(p))
-        node_states = states.view(batch_size, num_nodes, d)
-        leaf_states = (self.leaf_projection(inputs) if self.leaf_projection is not None else inputs) * mask.unsqueeze(-1)
-        node_states = torch.cat([leaf_states, node_states[:, max_leaves:]], dim=1)
-        node_mask = torch.cat([mask, tree["mask"]], dim=1)
-        root_states = node_states[torch.arange(batch_size, device=device), tree["root"]]
-        return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)
+        leaf_states = self.leaf_projection(inputs) if self.leaf_projection is not None else inputs
+        return tree_output(states.view(batch_size, num_nodes, d), leaf_states, mask, tree)
