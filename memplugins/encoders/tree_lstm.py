@@ -1,4 +1,4 @@
-from typing import Callable, Dict, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -101,6 +101,44 @@ def tree_output(
     node_mask = torch.cat([mask, tree["mask"]], dim=1)
     root_states = node_states[torch.arange(mask.size(0), device=mask.device), tree["root"]]
     return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)
+
+
+class TreeLevels(NamedTuple):
+    """Where a batch of trees' nodes live in a flat node buffer of `batch_size * num_nodes` rows (the field's node
+    order per tree: leaves, then internal nodes), and its internal nodes grouped by height, lowest first."""
+
+    num_nodes: int  # per tree: max_leaves + max_internal
+    leaf_rows: torch.Tensor  # (B * max_leaves,): the leaves' rows
+    levels: List[Tuple[torch.Tensor, torch.Tensor]]  # per height >= 1: parents' rows (n,), their children's (n, 2)
+
+
+def tree_levels(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> TreeLevels:
+    """The node layout of `tree` (a `BinaryTreeField`'s tensors) over leaves `mask`, shared by the tree encoders.
+    The internal nodes are sorted by height once, so that each level is a slice (padding has height 0: dropped)."""
+    batch_size, max_leaves = mask.shape
+    max_internal = tree["children"].size(1)
+    if max_leaves != max_internal + 1:
+        raise ConfigurationError(
+            f"{encoder}: {max_leaves} leaf positions but trees with up to {max_internal} internal nodes; the "
+            "leaves must be exactly the tokens (no start/end tokens)"
+        )
+    num_nodes = max_leaves + max_internal
+    device = mask.device
+    offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
+    node_ids = offsets + max_leaves + torch.arange(max_internal, device=device)  # (B, max_internal), flat
+    child_ids = offsets.unsqueeze(-1) + tree["children"]  # (B, max_internal, 2), flat
+    leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
+    heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
+    order = torch.argsort(heights, stable=True)
+    level_sizes = torch.bincount(heights).tolist() if max_internal else [heights.numel()]
+    sorted_parents = node_ids.reshape(-1)[order]
+    sorted_children = child_ids.reshape(-1, 2)[order]
+    levels = []
+    start = level_sizes[0]
+    for size in level_sizes[1:]:
+        levels.append((sorted_parents[start : start + size], sorted_children[start : start + size]))
+        start += size
+    return TreeLevels(num_nodes, leaf_rows, levels)
 
 
 def right_branching_trees(mask: torch.BoolTensor) -> Dict[str, torch.Tensor]:
@@ -254,24 +292,13 @@ class TreeLstmEncoder(Seq2VecEncoder):
         if self.leaf_lstm is not None:
             inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
-        max_internal = tree["children"].size(1)
-        if max_leaves != max_internal + 1:
-            raise ConfigurationError(
-                f"tree_lstm: {max_leaves} leaf positions but trees with up to {max_internal} internal nodes; the "
-                "leaves must be exactly the tokens (no start/end tokens)"
-            )
+        layout = tree_levels("tree_lstm", mask, tree)
         d = self._hidden_dim
-        num_nodes = max_leaves + max_internal
-        device = inputs.device
-        offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
-        node_ids = offsets + max_leaves + torch.arange(max_internal, device=device)  # (B, max_internal), flat
-        child_ids = offsets.unsqueeze(-1) + tree["children"]  # (B, max_internal, 2), flat
         # What a node passes to its parent: its 8 output contribution blocks [i1, i2, f1, f2, c1, o1, c2, o2]
         # (the 4 gate blocks include the memory peepholes) and its memory, 9d per node.
-        store = NodeStore(batch_size * num_nodes, 9 * d, inputs)
-        leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
+        store = NodeStore(batch_size * layout.num_nodes, 9 * d, inputs)
         leaf_values = torch.cat([self.leaf_output_weights(inputs), inputs.new_zeros(batch_size, max_leaves, d)], -1)
-        token = store.write(leaf_values.view(-1, 9 * d), leaf_rows, None)  # leaf memory 0: no peephole part
+        token = store.write(leaf_values.view(-1, 9 * d), layout.leaf_rows, None)  # leaf memory 0: no peephole part
         bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
         bias_gates = torch.cat([bias_i, bias_i, bias_f, bias_f])
         splits = [4 * d, d, d, d, d, d]
@@ -279,18 +306,9 @@ class TreeLstmEncoder(Seq2VecEncoder):
         # the memory's two products (peepholes to the parent, W_co c_p) share one
         memory_products = StepLinear(torch.cat([self.memory_weights.weight, self.output_peephole.weight]))
         output_products = StepLinear(self.internal_output_weights.weight)
-        # internal nodes sorted by height once, so that each level is a slice (padding has height 0: dropped)
-        heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
-        order = torch.argsort(heights, stable=True)
-        level_sizes = torch.bincount(heights).tolist() if max_internal else [heights.numel()]
-        sorted_parents = node_ids.reshape(-1)[order]
-        sorted_children = child_ids.reshape(-1, 2)[order]
         level_rows, level_outputs = [], []
-        start = level_sizes[0]
-        for size in level_sizes[1:]:
-            parents = sorted_parents[start : start + size]
-            children = sorted_children[start : start + size].t().reshape(-1)  # all left children, then all right
-            start += size
+        for parents, children in layout.levels:
+            children = children.t().reshape(-1)  # all left children, then all right
             # blocks of x (left) and y (right): [i1, i2, f1, f2 | c1 | o1 | c2 | o2 | memory]
             x, y = store.gather(children, token).chunk(2)
             x_gates, x_c1, x_o1, _, _, c_x = x.split(splits, dim=-1)
@@ -308,7 +326,9 @@ class TreeLstmEncoder(Seq2VecEncoder):
             level_outputs.append(output)
         if level_outputs:  # one scatter for all levels
             all_outputs = torch.cat(level_outputs)
-            outputs = all_outputs.new_zeros(batch_size * num_nodes, d).index_put((torch.cat(level_rows),), all_outputs)
+            outputs = all_outputs.new_zeros(batch_size * layout.num_nodes, d).index_put(
+                (torch.cat(level_rows),), all_outputs
+            )
         else:
-            outputs = inputs.new_zeros(batch_size * num_nodes, d)
-        return tree_output(outputs.view(batch_size, num_nodes, d), self.leaf_states(inputs), mask, tree)
+            outputs = inputs.new_zeros(batch_size * layout.num_nodes, d)
+        return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)

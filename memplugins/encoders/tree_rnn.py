@@ -4,7 +4,9 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.tree_lstm import ACTIVATIONS, TreeLstmOutput, lstm_names, right_branching_trees, tree_output
+from memplugins.encoders.tree_lstm import (
+    ACTIVATIONS, TreeLstmOutput, lstm_names, right_branching_trees, tree_levels, tree_output,
+)
 
 
 @Seq2VecEncoder.register("tree_rnn")
@@ -79,29 +81,18 @@ class TreeRnnEncoder(Seq2VecEncoder):
         """As `TreeLstmEncoder.encode`: inputs `(B, max_leaves, d_w)`, mask, a `BinaryTreeField`'s tensors."""
         if tree is None:
             tree = right_branching_trees(mask)
-        batch_size, max_leaves, _ = inputs.size()
-        max_internal = tree["children"].size(1)
-        if max_leaves != max_internal + 1:
-            raise ConfigurationError(f"tree_rnn: {max_leaves} leaf positions but trees with up to {max_internal} "
-                                     "internal nodes; the leaves must be exactly the tokens")
+        batch_size = inputs.size(0)
+        layout = tree_levels("tree_rnn", mask, tree)
         d = self._hidden_dim
-        num_nodes = max_leaves + max_internal
-        device = inputs.device
-        offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
-        node_ids = (offsets + max_leaves + torch.arange(max_internal, device=device)).reshape(-1)
-        child_ids = (offsets.unsqueeze(-1) + tree["children"]).reshape(-1, 2)
-        # every node's [W_1 x; W_2 x], rows in the field's node order (leaves, then internal nodes)
-        leaf_contributions = self.leaf_weights(inputs)  # (B, max_leaves, 2d)
-        contributions = torch.cat(
-            [leaf_contributions, leaf_contributions.new_zeros(batch_size, max_internal, 2 * d)], dim=1
-        ).view(-1, 2 * d)
-        states = inputs.new_zeros(batch_size * num_nodes, d)
-        heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
-        for height in range(1, int(heights.max()) + 1 if heights.numel() else 1):
-            level = (heights == height).nonzero().squeeze(1)
-            parents, children = node_ids[level], child_ids[level]
+        # every node's [W_1 x; W_2 x], rows in the flat node buffer (leaves' rows filled now, internal ones per level)
+        leaf_contributions = self.leaf_weights(inputs).view(-1, 2 * d)
+        contributions = leaf_contributions.new_zeros(batch_size * layout.num_nodes, 2 * d).index_put(
+            (layout.leaf_rows,), leaf_contributions
+        )
+        states = inputs.new_zeros(batch_size * layout.num_nodes, d)
+        for parents, children in layout.levels:
             p = self._g(contributions[children[:, 0], :d] + contributions[children[:, 1], d:] + self.bias)
             states = states.index_put((parents,), p)
             contributions = contributions.index_put((parents,), self.internal_weights(p))
         leaf_states = self.leaf_projection(inputs) if self.leaf_projection is not None else inputs
-        return tree_output(states.view(batch_size, num_nodes, d), leaf_states, mask, tree)
+        return tree_output(states.view(batch_size, layout.num_nodes, d), leaf_states, mask, tree)
