@@ -71,11 +71,9 @@ class EncoderInternals:
 
 def _tokens_of_length(instance: Instance, n: int, call: int) -> List[str]:
     fields = [field for field in instance.fields.values() if isinstance(field, TextField)]
-    matching = [field for field in fields if len(field) == n]
     if len(fields) > call and len(fields[call]) == n:
         return [token.text for token in fields[call].tokens]
+    matching = [field for field in fields if len(field) == n]
     if len(matching) == 1:
         return [token.text for token in matching[0].tokens]
     return [str(i) for i in range(n)]
-
-
