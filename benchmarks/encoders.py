@@ -2,10 +2,13 @@
 Forward+backward time of memplugins' recurrent encoders against `torch.nn.LSTM` of the same size, measured in one
 run (repetitions interleaved, medians reported) so that the ratio is meaningful on a noisy machine.
 
-    .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15 --device cpu] [--amp]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15]
+        [--device cpu] [--amp] [--conditions quiet busy]
 
-Prints a table: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the peak memory of
-one step. `--amp` runs every step under autocast (float16 on CUDA, bfloat16 on the CPU), as `"use_amp": true` does.
+Prints a table per condition: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the
+peak memory of one step. `--amp` runs every step under autocast (float16 on CUDA), as `"use_amp": true` does.
+`--conditions busy` runs the measurements while a second single-thread process (torch.nn.LSTM forward + backward
+in a loop, `benchmarks/load.py`) competes for the machine; the ratios are always measured within one condition.
 """
 import argparse
 import statistics
@@ -14,6 +17,11 @@ import time
 import torch
 
 from memplugins.encoders import IramEncoder, LstmnEncoder, NseEncoder
+
+try:
+    from load import conditions
+except ImportError:  # run as a module from the repository root
+    from benchmarks.load import conditions
 
 
 def build(name: str, dim: int) -> torch.nn.Module:
@@ -48,6 +56,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--amp", action="store_true", help="autocast: float16 on CUDA, bfloat16 on the CPU")
     parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
+    parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.amp and device.type == "cpu":
@@ -68,26 +77,27 @@ def main() -> None:
             step(name, module, x, mask, args.amp)
             torch.cuda.synchronize()
             peak_mb[name] = (torch.cuda.max_memory_allocated() - before) / 2**20
-    times = {name: [] for name in modules}
-    for _ in range(args.repeats):
-        for name, module in modules.items():
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            started = time.perf_counter()
-            step(name, module, x, mask, args.amp)
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            times[name].append(time.perf_counter() - started)
-    baseline = statistics.median(times["torch.nn.LSTM"])
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, threads={torch.get_num_threads()}"
-    print(f"forward+backward, B={args.batch} T={args.steps} d={args.dim}, {where}, amp={args.amp}, "
-          f"torch {torch.__version__}, median of {args.repeats}")
-    print("| encoder | ms | ratio to torch.nn.LSTM |" + (" peak MB of a step |" if peak_mb else ""))
-    print("|---|---:|---:|" + ("---:|" if peak_mb else ""))
-    for name in modules:
-        median = statistics.median(times[name])
-        peak = f" {peak_mb[name]:.0f} |" if peak_mb else ""
-        print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |{peak}")
+    for condition in conditions(args.conditions):
+        times = {name: [] for name in modules}
+        for _ in range(args.repeats):
+            for name, module in modules.items():
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+                started = time.perf_counter()
+                step(name, module, x, mask, args.amp)
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+                times[name].append(time.perf_counter() - started)
+        baseline = statistics.median(times["torch.nn.LSTM"])
+        print(f"\n{condition}: forward+backward, B={args.batch} T={args.steps} d={args.dim}, {where}, amp={args.amp}, "
+              f"torch {torch.__version__}, median of {args.repeats}")
+        print("| encoder | ms | ratio to torch.nn.LSTM |" + (" peak MB of a step |" if peak_mb else ""))
+        print("|---|---:|---:|" + ("---:|" if peak_mb else ""))
+        for name in modules:
+            median = statistics.median(times[name])
+            peak = f" {peak_mb[name]:.0f} |" if peak_mb else ""
+            print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |{peak}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """
 Our custom autograd Functions under `DistributedDataParallel` (issue 13): two gloo processes on the CPU here
 (`tests/gpu_test.py` repeats the model run on CUDA where a GPU exists). DDP all-reduces each parameter's gradient
-when autograd accumulates it; the deferred weight gradients of `StepLinear` / the NSE memory arrive there as one
-product after all steps, so this checks that they are reduced, and reduced once.
+when autograd accumulates it; the deferred weight gradients of `StepLinear` / the NSE memory and the LSTMN
+recurrence's hand-written backward arrive there as one product after all steps, so this checks that they are
+reduced, and reduced once.
 """
 import json
 import math
@@ -26,15 +27,16 @@ def _free_port() -> int:
 
 
 def _encoders():
-    from memplugins.encoders import NseEncoder, TreeLstmEncoder
+    from memplugins.encoders import LstmnEncoder, NseEncoder, TreeLstmEncoder
 
     torch.manual_seed(0)
-    return {"nse": NseEncoder(7, 6, num_write_layers=2), "tree_lstm": TreeLstmEncoder(6, 5)}
+    return {"nse": NseEncoder(7, 6, num_write_layers=2), "tree_lstm": TreeLstmEncoder(6, 5),
+            "lstmn": LstmnEncoder(7, 6, num_layers=2)}
 
 
 def _batch(name: str):
     torch.manual_seed(1)
-    dim = 7 if name == "nse" else 6
+    dim = 6 if name == "tree_lstm" else 7
     inputs = torch.randn(4, 5, dim)
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], dtype=torch.bool)
     return inputs, mask

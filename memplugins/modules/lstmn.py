@@ -25,12 +25,16 @@ Choices the paper leaves open, and deviations:
 
 Speed: W_x x_t and the x part of eq. 7 do not depend on the recurrence, so they are computed for all t in one
 matmul; W_h h_i is computed once per slot as the tape grows; W_h~ h~_t (eq. 4 at t+1) and the h~ part of eq. 7 (at
-t) come from one stacked matmul. A step costs two small matmuls plus the attention over the tape.
+t) come from one stacked matmul. A step costs two small matmuls plus the attention over the tape. `forward` runs
+the recurrence as one autograd Function with a hand-written backward (`memplugins.modules.lstmn_recurrence`, whose
+docstring says why it is equal); `reference_forward` is the same layer written with autograd's operations, the
+plain form of the equations that the tests compare the fast path against.
 """
 from typing import Optional, Tuple
 
 import torch
 
+from memplugins.modules.lstmn_recurrence import lstmn_recurrence
 from memplugins.modules.tape_attention import additive_tape_read
 
 
@@ -68,6 +72,22 @@ class LstmnLayer(torch.nn.Module):
     def forward(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        hidden = self.hidden_size
+        tapes, attention = lstmn_recurrence(
+            self.input_query(inputs),  # W_x x_t for all t
+            torch.nn.functional.linear(inputs, self.weight_ih, self.bias_hh),  # W[., x_t] + b for all t
+            memory_addend,
+            mask,
+            self.tape_key.weight,
+            self.scorer.weight[0],
+            torch.cat([self.weight_hh, self.summary_query.weight], dim=0),
+        )
+        return tapes[..., :hidden], tapes[..., hidden:], attention
+
+    def reference_forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`forward` written with autograd's operations: the plain form the fast path is tested against."""
         batch_size, num_steps, _ = inputs.size()
         hidden = self.hidden_size
         # Per-step slices via unbind: indexing [:, t] would make autograd build a full-size zero gradient per step.

@@ -1,0 +1,219 @@
+"""
+The LSTMN layer's recurrence (Cheng et al. 2016, eq. 4-9; `memplugins.modules.lstmn` documents every equation and
+choice) as one autograd Function with a hand-written backward pass: the fast path `LstmnLayer.forward` takes.
+`LstmnLayer.reference_forward`, the same equations written with autograd's operations, is kept beside it, and
+`tests/modules/lstmn_recurrence_test.py` compares the two (outputs, attention and every gradient, padded, with a
+memory addend, under autocast, with a retained graph run twice).
+
+Why it is equal: the forward pass below runs the reference's operations in the same order (the tape, the key tape
+W_h h_i and the summaries are written into preallocated (B, T, .) buffers instead of being re-stacked every step,
+which changes no value), and the backward pass is the chain rule of those operations, step by step in reverse:
+
+    h_t = o ⊙ tanh(c_t):        g_o = g_h ⊙ tanh(c_t);  g_c += g_h ⊙ o ⊙ (1 - tanh²(c_t))
+    c_t = f ⊙ c~_t + i ⊙ ĉ (+m): g_f = g_c ⊙ c~_t, g_i = g_c ⊙ ĉ, g_ĉ = g_c ⊙ i, g_c~ = g_c ⊙ f, g_m = g_c
+    gates (7):                  pre-activation gradients σ' = σ(1 - σ), tanh' = 1 - tanh²; g_h~ = g_P W_s
+    [h~; c~] = Σ_i s_i [h_i; c_i] (6):  g_s_i = <[h_i; c_i], [g_h~; g_c~]>;  g_[h_i; c_i] += s_i [g_h~; g_c~]
+    softmax (5):                g_a = s ⊙ (g_s - <s, g_s>)
+    a_i = v^T u_i, u_i = tanh(W_h h_i + q_t) (4):  g_v += Σ_i g_a_i u_i;  g_pre_i = (1 - u_i²) ⊙ g_a_i v;
+                                g_(W_h h_i) += g_pre_i;  g_q_t = Σ_i g_pre_i
+    q_t = W_x x_t + W_h~ h~_{t-1}: g_(W_x x_t) = g_q_t, and g_q_t flows to h~_{t-1}'s projection at step t-1
+
+A step's backward runs after every later step's, so the gradients that later reads add to h_t, c_t and W_h h_t
+are complete when step t is reached. The weight gradients of the two per-step products (W_h h_t and
+W_s h~_t, W_s = [the h~ part of W; W_h~]) are formed once, as one product over all steps and the batch, instead of
+T small ones; the products on x (W_x x_t, the x part of W) are outside the Function, batched over all t.
+
+What it saves over autograd: no per-step re-stacking of the tapes (O(T²) copies forward, as many gradient
+accumulations backward), no graph node per operation, and one weight-gradient product per weight. It keeps what
+autograd would: each step's tanh(W_h h_i + q_t) (B, t, h), needed for the backward.
+
+Mixed precision: under autocast the recurrence runs in float32 (`memplugins.modules.autocast`: recurrent state,
+launch-bound per-step products); the batched products on x outside it stay autocast's. A second backward through
+a retained graph works (the saved state is read, never consumed); the backward itself is not differentiable, and
+`create_graph=True` through it raises instead of silently returning gradients that miss its part.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+
+from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+
+
+class _Saved:
+    """Per-step state of one forward pass, for its backward (plain tensors, no graph)."""
+
+    def __init__(self) -> None:
+        self.activations: List[torch.Tensor] = []  # tanh(W_h h_i + q_t), (B, t, h), for t = 1..T-1
+        self.weights: List[torch.Tensor] = []  # s^t, (B, t)
+
+
+def _recurrence(
+    query_from_input: torch.Tensor,
+    gates_from_input: torch.Tensor,
+    addend: Optional[torch.Tensor],
+    mask: torch.BoolTensor,
+    key_weight: torch.Tensor,
+    scorer: torch.Tensor,
+    summary_weight: torch.Tensor,
+    saved: Optional[_Saved],
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    batch_size, num_steps, hidden = query_from_input.size()
+    tape = query_from_input.new_zeros(batch_size, num_steps, 2 * hidden)  # [h_t; c_t]
+    keys = query_from_input.new_zeros(batch_size, num_steps, hidden)  # W_h h_t
+    summaries = query_from_input.new_zeros(batch_size, num_steps, 2 * hidden)  # [h~_t; c~_t]; row 0 stays 0
+    activations = query_from_input.new_empty(batch_size, num_steps, 4 * hidden)  # σ(i), σ(f), σ(o), tanh(ĉ)
+    memory_tanh = query_from_input.new_empty(batch_size, num_steps, hidden)
+    attention = query_from_input.new_zeros(batch_size, num_steps, num_steps)
+    step_masks = mask.unsqueeze(-1).to(query_from_input.dtype)
+    step_is_full = mask.all(0).tolist()
+    lowest = torch.finfo(query_from_input.dtype).min
+    summary_query = query_from_input.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
+    for t in range(num_steps):
+        if t > 0:
+            # (4) as 2 v^T σ(2 (W_h h_i + W_x x_t + W_h~ h~_{t-1})), up to a constant (module doc); `keys` holds
+            # 2 W_h h_i and the query is doubled here
+            activation = torch.sigmoid(keys[:, :t] + (2 * (query_from_input[:, t] + summary_query)).unsqueeze(1))
+            scores = activation.matmul(2 * scorer).masked_fill_(~mask[:, :t], lowest)
+            weights = torch.softmax(scores, dim=-1)  # (5)
+            summaries[:, t] = torch.bmm(weights.unsqueeze(1), tape[:, :t]).squeeze(1)  # (6)
+            attention[:, t, :t] = weights
+            if saved is not None:
+                saved.activations.append(activation)
+                saved.weights.append(weights)
+        projected = summaries[:, t, :hidden].mm(summary_weight.t())  # h~ part of (7), and W_h~ h~_t for step t+1
+        gates = gates_from_input[:, t] + projected[:, : 4 * hidden]  # (7)
+        step_activations = activations[:, t]
+        torch.sigmoid(gates[:, : 3 * hidden], out=step_activations[:, : 3 * hidden])
+        torch.tanh(gates[:, 3 * hidden :], out=step_activations[:, 3 * hidden :])
+        input_gate, forget_gate, output_gate, candidate = step_activations.chunk(4, dim=-1)
+        memory = torch.addcmul(forget_gate * summaries[:, t, hidden:], input_gate, candidate)  # (8)
+        if addend is not None:
+            memory = memory + addend[:, t]
+        torch.tanh(memory, out=memory_tanh[:, t])
+        output = output_gate * memory_tanh[:, t]  # (9)
+        if step_is_full[t]:
+            summary_query = projected[:, 4 * hidden :]
+        else:  # padding: zero outputs, and h~ (so the next query) unchanged
+            output = output * step_masks[:, t]
+            memory = memory * step_masks[:, t]
+            summary_query = torch.where(mask[:, t, None], projected[:, 4 * hidden :], summary_query)
+            attention[:, t] *= step_masks[:, t]
+        tape[:, t, :hidden] = output
+        tape[:, t, hidden:] = memory
+        keys[:, t] = output.mm(key_weight.t()).mul_(2)
+    return tape, attention, keys, summaries, activations, memory_tanh
+
+
+class _LstmnRecurrence(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
+        saved = _Saved()
+        tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
+            query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, saved
+        )
+        ctx.saved = saved
+        ctx.has_addend = addend is not None
+        ctx.save_for_backward(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight)
+        ctx.mark_non_differentiable(attention)
+        return tape, attention
+
+    @staticmethod
+    def backward(ctx, grad_tape: Optional[torch.Tensor], _grad_attention):
+        if torch.is_grad_enabled():  # create_graph=True: a hand-written backward has no graph of its own
+            raise RuntimeError("lstmn: the recurrence's backward is not differentiable (no double backward); "
+                               "use LstmnLayer.reference_forward for higher-order gradients")
+        tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight = ctx.saved_tensors
+        saved: _Saved = ctx.saved
+        batch_size, num_steps, double_hidden = tape.size()
+        hidden = double_hidden // 2
+        # accumulators: gradients of the tape, of the key tape and of the step's projections (7)
+        grad_tape = grad_tape.clone() if grad_tape is not None else tape.new_zeros(tape.size())
+        grad_keys = tape.new_zeros(batch_size, num_steps, hidden)
+        grad_projected = tape.new_zeros(batch_size, num_steps, 5 * hidden)
+        grad_query_from_input = tape.new_zeros(batch_size, num_steps, hidden)
+        grad_addend = tape.new_zeros(batch_size, num_steps, hidden) if ctx.has_addend else None
+        grad_scorer = torch.zeros_like(scorer)
+        grad_summary_query = tape.new_zeros(batch_size, hidden)  # of W_h~ h~_t, from step t+1's query
+        step_is_full = mask.all(0).tolist()
+        for t in reversed(range(num_steps)):
+            grad_output = torch.addmm(grad_tape[:, t, :hidden], grad_keys[:, t], key_weight)  # + the key W_h h_t
+            grad_memory = grad_tape[:, t, hidden:]
+            if step_is_full[t]:
+                grad_projected[:, t, 4 * hidden :] = grad_summary_query
+                grad_summary_query = torch.zeros_like(grad_summary_query)
+            else:
+                step_mask = mask[:, t, None]
+                grad_output = grad_output * step_mask
+                grad_memory = grad_memory * step_mask
+                grad_projected[:, t, 4 * hidden :] = grad_summary_query * step_mask
+                grad_summary_query = grad_summary_query * ~step_mask
+            input_gate, forget_gate, output_gate, candidate = activations[:, t].chunk(4, dim=-1)
+            step_tanh = memory_tanh[:, t]
+            # (9), (8)
+            grad_memory = grad_memory + grad_output * output_gate * (1 - step_tanh * step_tanh)
+            if grad_addend is not None:
+                grad_addend[:, t] = grad_memory
+            summary_memory = summaries[:, t, hidden:]
+            grad_gates = grad_projected[:, t, : 4 * hidden]
+            grad_i, grad_f, grad_o, grad_candidate = grad_gates.chunk(4, dim=-1)
+            # (7): pre-activation gradients, written in place into grad_projected
+            torch.mul(grad_memory * candidate, input_gate * (1 - input_gate), out=grad_i)
+            torch.mul(grad_memory * summary_memory, forget_gate * (1 - forget_gate), out=grad_f)
+            torch.mul(grad_output * step_tanh, output_gate * (1 - output_gate), out=grad_o)
+            torch.mul(grad_memory * input_gate, 1 - candidate * candidate, out=grad_candidate)
+            if t == 0:
+                break  # h~_1 = c~_1 = 0: nothing was read
+            grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_memory * forget_gate], dim=-1)
+            weights, activation = saved.weights[t - 1], saved.activations[t - 1]
+            # (6)
+            # (the vector on the left: bmm of a (t, 2h) matrix by a column vector is several times slower)
+            grad_weights = torch.bmm(grad_summary.unsqueeze(1), tape[:, :t].transpose(1, 2)).squeeze(1)
+            grad_tape[:, :t].addcmul_(weights.unsqueeze(2), grad_summary.unsqueeze(1))
+            # (5)
+            grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
+            # (4)
+            # (4) with u = 2σ - 1: g_v = Σ g_a (2σ - 1) = 2 Σ g_a σ (each row of g_a sums to 0), 1 - u² = 4σ(1 - σ)
+            grad_scorer += grad_scores.reshape(1, -1).mm(activation.reshape(-1, hidden)).squeeze(0)
+            grad_pre = torch.addcmul(activation, activation, activation, value=-1)
+            grad_pre *= (4 * grad_scores).unsqueeze(-1)
+            grad_pre *= scorer
+            grad_keys[:, :t] += grad_pre
+            grad_query = grad_pre.sum(1)
+            grad_query_from_input[:, t] = grad_query
+            grad_summary_query = grad_summary_query + grad_query
+        grad_scorer *= 2
+        flat_outputs = tape[..., :hidden].reshape(-1, hidden)
+        grad_key_weight = grad_keys.reshape(-1, hidden).t().mm(flat_outputs)
+        grad_summary_weight = grad_projected.reshape(-1, 5 * hidden).t().mm(summaries[..., :hidden].reshape(-1, hidden))
+        grad_gates_from_input = grad_projected[..., : 4 * hidden]
+        return (grad_query_from_input, grad_gates_from_input, grad_addend, None,
+                grad_key_weight, grad_scorer, grad_summary_weight)
+
+
+def lstmn_recurrence(
+    query_from_input: torch.Tensor,
+    gates_from_input: torch.Tensor,
+    addend: Optional[torch.Tensor],
+    mask: torch.BoolTensor,
+    key_weight: torch.Tensor,
+    scorer: torch.Tensor,
+    summary_weight: torch.Tensor,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """
+    query_from_input: W_x x_t `(B, T, h)`; gates_from_input: the x part of (7) plus b `(B, T, 4h)`; addend: m_t of
+    (8) `(B, T, h)` or None; mask `(B, T)`; key_weight W_h `(h, h)`; scorer v `(h,)`; summary_weight
+    [the h~ part of W; W_h~] `(5h, h)`. Returns the tape [h_t; c_t] `(B, T, 2h)` (0 at padding) and the attention
+    `(B, T, T)` (not differentiable).
+    """
+    tensors = (query_from_input, gates_from_input, addend, key_weight, scorer, summary_weight)
+    if autocast_enabled():  # float32 recurrence (module doc)
+        with autocast_disabled():
+            return lstmn_recurrence(*(t.float() if t is not None else None for t in tensors[:3]), mask,
+                                    *(t.float() for t in tensors[3:]))
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        return _LstmnRecurrence.apply(query_from_input, gates_from_input, addend, mask, key_weight, scorer,
+                                      summary_weight)
+    # no backward will run: keep nothing per step (a long input's activations are O(T² h))
+    tape, attention, *_ = _recurrence(query_from_input, gates_from_input, addend, mask, key_weight, scorer,
+                                      summary_weight, None)
+    return tape, attention
