@@ -1,12 +1,21 @@
 """
 End-to-end training throughput, not part of CI: `allennlp train`'s own training loop (in this process, one config
-after another, so the figures share one machine state) for one epoch over the real SNLI 1.0 dev pairs (9,842
-labelled), no validation, with and without `"use_amp": true`. Every SNLI config of ours and allennlp-models' `esim`
-and `decomposable_attention` (benchmarks/configs/) get the same reader, vocabulary, fixed GloVe 6B 50d embeddings
-and each its own batch size. Prints instances per second of training and, on CUDA, peak allocated GPU memory.
+after another, so the figures share one machine state), one epoch, no validation, every config at the same batch
+size (`--batch-size`, default 32: the `batch_size` of its data loader or batch sampler is overridden).
 
-    .venv/bin/python benchmarks/train_throughput.py --data ../shared/data --cuda-device 0 [--amp both|on|off]
-        [--only snli_nse esim ...]
+* SNLI: the real SNLI 1.0 dev pairs (9,842 labelled). Every SNLI config of ours and allennlp-models' `esim` and
+  `decomposable_attention` (benchmarks/configs/) read them with the same reader and vocabulary and use the same
+  fixed GloVe 6B 50d embeddings.
+* SST: the real SST train sentences, binary (6,920 sentences; neutral dropped). Every `sst2_*` config of ours (and
+  `sst_lstmn` at 2-class), against allennlp-models' `basic_classifier` with an `lstm` and `bcn` (benchmarks/
+  configs/sst2_*.jsonnet, which read the same file through allennlp-models' own `sst_tokens` reader), the same
+  GloVe vectors. `sst2_tree_lstm` trains with its softmax at every labelled node, as the paper does.
+
+Prints instances per second of training (instances / the epoch's training duration), and on CUDA the peak
+allocated GPU memory.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/train_throughput.py --data ../shared/data [--task snli sst]
+        [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...]
 """
 import argparse
 import gzip
@@ -16,10 +25,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = {
+SNLI_CONFIGS = {
     "snli_rte_conditional": "training_config/snli_rte_conditional.jsonnet",
     "snli_rte_attention": "training_config/snli_rte_attention.jsonnet",
     "snli_rte_word_by_word": "training_config/snli_rte_word_by_word.jsonnet",
+    "snli_rte_two_way": "training_config/snli_rte_two_way.jsonnet",
+    "snli_rte_shared": "training_config/snli_rte_shared.jsonnet",
+    "snli_lstmn_no_fusion": "training_config/snli_lstmn_no_fusion.jsonnet",
     "snli_lstmn_shallow_fusion": "training_config/snli_lstmn_shallow_fusion.jsonnet",
     "snli_lstmn_deep_fusion": "training_config/snli_lstmn_deep_fusion.jsonnet",
     "snli_nse": "training_config/snli_nse.jsonnet",
@@ -29,6 +41,16 @@ CONFIGS = {
     "esim (allennlp-models)": "benchmarks/configs/snli_esim.jsonnet",
     "decomposable_attention (allennlp-models)": "benchmarks/configs/snli_decomposable_attention.jsonnet",
 }
+SST_CONFIGS = {
+    "sst2_tree_lstm": "training_config/sst2_tree_lstm.jsonnet",
+    "sst2_nse": "training_config/sst2_nse.jsonnet",
+    "sst_lstmn (2-class)": "training_config/sst_lstmn.jsonnet",
+    "sst2_bilstm_baseline": "training_config/sst2_bilstm_baseline.jsonnet",
+    "sst2_iram_vanilla": "training_config/sst2_iram_vanilla.jsonnet",
+    "sst2_iram_full": "training_config/sst2_iram_full.jsonnet",
+    "basic_classifier + lstm (allennlp-models)": "benchmarks/configs/sst2_basic_classifier_lstm.jsonnet",
+    "bcn (allennlp-models)": "benchmarks/configs/sst2_bcn.jsonnet",
+}
 
 
 def seconds(duration: str) -> float:
@@ -36,49 +58,75 @@ def seconds(duration: str) -> float:
     return int(h) * 3600 + int(m) * 60 + float(s)
 
 
+def set_batch_size(params, batch_size: int) -> None:
+    loader = params["data_loader"]
+    if "batch_sampler" in loader:
+        loader["batch_sampler"]["batch_size"] = batch_size
+    else:
+        loader["batch_size"] = batch_size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--task", nargs="*", default=["snli", "sst"], choices=["snli", "sst"])
+    parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--amp", choices=["both", "on", "off"], default="both")
-    parser.add_argument("--only", nargs="*", default=list(CONFIGS))
+    parser.add_argument("--only", nargs="*", help="config names (default: all of the chosen tasks)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
-    with gzip.open(snli, "rt", encoding="utf-8") as f:
-        instances = sum(1 for line in f if line.strip() and json.loads(line)["gold_label"] != "-")
-    os.environ.update(SNLI_TRAIN=str(snli), SNLI_VALIDATION="", EMBEDDING_DIM="50", NUM_EPOCHS="1",
+    sst = data / "sst" / "trees" / "train.txt"
+    os.environ.update(SNLI_TRAIN=str(snli), SNLI_VALIDATION="", SST_TRAIN=str(sst), SST_VALIDATION="",
+                      SST_GRANULARITY="2-class", EMBEDDING_DIM="50", NUM_EPOCHS="1",
                       GLOVE_PATH=str(data / "glove" / "glove.6B.50d.sst_snli-devtest.txt.gz"))
     os.chdir(ROOT)
     import logging
 
     import torch
-    from allennlp.commands.train import train_model_from_file
+    from allennlp.commands.train import train_model
+    from allennlp.common import Params
     from allennlp.common.plugins import import_plugins
 
     import memplugins  # noqa: F401
 
     import_plugins()
     logging.disable(logging.INFO)
+    with gzip.open(snli, "rt", encoding="utf-8") as f:
+        snli_instances = sum(1 for line in f if line.strip() and json.loads(line)["gold_label"] != "-")
+    sst_instances = sum(1 for line in sst.read_text().splitlines() if line.strip() and line[1] != "2")
     cuda = args.cuda_device >= 0
     amps = {"both": [False, True], "on": [True], "off": [False]}[args.amp] if cuda else [False]
     where = torch.cuda.get_device_name(args.cuda_device) if cuda else f"cpu, {torch.get_num_threads()} threads"
-    print(f"one epoch of SNLI dev ({instances} pairs), {where}, torch {torch.__version__}")
-    print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else ""))
-    print("|---|---|---:|---:|" + ("---:|" if cuda else ""), flush=True)
-    for name in args.only:
-        for amp in amps:
-            if cuda:
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats(args.cuda_device)
-            with tempfile.TemporaryDirectory() as out:
-                overrides = {"trainer": {"cuda_device": args.cuda_device, "use_amp": amp, "num_epochs": 1}}
-                train_model_from_file(CONFIGS[name], out, overrides=json.dumps(overrides))
-                metrics = json.loads((Path(out) / "metrics.json").read_text())
-            duration = seconds(metrics["training_duration"])
-            peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
-            print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}",
-                  flush=True)
+    for task in args.task:
+        configs, instances = (SNLI_CONFIGS, snli_instances) if task == "snli" else (SST_CONFIGS, sst_instances)
+        names = [n for n in configs if args.only is None or n in args.only]
+        if not names:
+            continue
+        what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
+        print(f"\none epoch of {what}, batch size {args.batch_size}, {where}, torch {torch.__version__}")
+        print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else ""))
+        print("|---|---|---:|---:|" + ("---:|" if cuda else ""), flush=True)
+        for name in names:
+            for amp in amps:
+                if cuda:
+                    torch.cuda.empty_cache()
+                    torch.cuda.reset_peak_memory_stats(args.cuda_device)
+                params = Params.from_file(configs[name])
+                params.pop("validation_data_path", None)
+                params["trainer"]["cuda_device"] = args.cuda_device
+                params["trainer"]["use_amp"] = amp
+                params["trainer"]["num_epochs"] = 1
+                params["trainer"].pop("patience", None)
+                set_batch_size(params, args.batch_size)
+                with tempfile.TemporaryDirectory() as out:
+                    train_model(params, out)
+                    metrics = json.loads((Path(out) / "metrics.json").read_text())
+                duration = seconds(metrics["training_duration"])
+                peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
+                print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@ work) and (b) `torch.nn.LSTM` of the same size over the same sentences (as a pad
 one run, interleaved, over the same batches (consecutive sentences of the file, `--batch` each); medians reported.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tree_lstm.py --trees ../shared/data/sst/trees/train.txt
+        [--input-dim 50 --hidden-dim 50] [--conditions quiet busy] [--no-recursive]
+
+`--conditions busy` measures while a second single-thread process competes for the machine (`benchmarks/load.py`);
+`--no-recursive` leaves out the slow recursive reference.
 """
 import argparse
 import statistics
@@ -20,6 +24,9 @@ sys.path.insert(0, str(ROOT))  # for tests.encoders.tree_lstm_reference
 from memplugins.encoders.tree_lstm import TreeLstmEncoder  # noqa: E402
 from memplugins.readers import parse_sst_tree  # noqa: E402
 from tests.encoders.tree_lstm_reference import batch_of, reference_tree_lstm  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from load import conditions  # noqa: E402
 
 
 def batches(path: str, batch_size: int, count: int):
@@ -37,6 +44,8 @@ def main() -> None:
     parser.add_argument("--input-dim", type=int, default=50)
     parser.add_argument("--hidden-dim", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
+    parser.add_argument("--no-recursive", action="store_true", help="leave out the recursive reference")
     args = parser.parse_args()
     torch.manual_seed(0)
     encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim)
@@ -58,28 +67,30 @@ def main() -> None:
 
     runners = {"tree_lstm (level-batched)": level_batched, "recursive reference": recursive,
                "torch.nn.LSTM": sequential_lstm}
-    times = {name: [] for name in runners}
+    if args.no_recursive:
+        del runners["recursive reference"]
     for name, run in runners.items():  # warm-up
         run(*data[0])
-    for _ in range(args.repeats):
-        for batch in data:
-            for name, run in runners.items():
-                started = time.perf_counter()
-                run(*batch)
-                times[name].append(time.perf_counter() - started)
-    median = {name: statistics.median(values) for name, values in times.items()}
     leaves = sum(int(mask.sum()) for _, _, mask, _ in data)
     heights = [int(tensors["heights"].max()) for _, tensors, _, _ in data]
-    print(f"SST {Path(args.trees).name}: {len(data)} batches of {args.batch} sentences ({leaves / len(data):.0f} words, "
-          f"tree height {min(heights)}-{max(heights)} per batch), d_w={args.input_dim}, d={args.hidden_dim}, "
-          f"forward+backward, median over {args.repeats} passes, torch {torch.__version__}, "
-          f"threads={torch.get_num_threads()}")
-    print("| implementation | ms per batch | level-batched is faster by |")
-    print("|---|---:|---:|")
-    base = median["tree_lstm (level-batched)"]
-    for name, value in median.items():
-        print(f"| {name} | {value * 1000:.1f} | {value / base:.2f}x |")
-
+    for condition in conditions(args.conditions):
+        times = {name: [] for name in runners}
+        for _ in range(args.repeats):
+            for batch in data:
+                for name, run in runners.items():
+                    started = time.perf_counter()
+                    run(*batch)
+                    times[name].append(time.perf_counter() - started)
+        median = {name: statistics.median(values) for name, values in times.items()}
+        print(f"\n{condition}: SST {Path(args.trees).name}: {len(data)} batches of {args.batch} sentences "
+              f"({leaves / len(data):.0f} words, tree height {min(heights)}-{max(heights)} per batch), "
+              f"d_w={args.input_dim}, d={args.hidden_dim}, forward+backward, median over {args.repeats} passes, "
+              f"torch {torch.__version__}, threads={torch.get_num_threads()}")
+        print("| implementation | ms per batch | time / tree_lstm's | time / torch.nn.LSTM's |")
+        print("|---|---:|---:|---:|")
+        base, lstm_time = median["tree_lstm (level-batched)"], median["torch.nn.LSTM"]
+        for name, value in median.items():
+            print(f"| {name} | {value * 1000:.1f} | {value / base:.2f} | {value / lstm_time:.2f} |")
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -6,72 +6,7 @@ from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.autocast import float32_under_autocast, state_dtype
-from memplugins.modules.step_linear import StepLinear
-
-ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "tanh": torch.tanh,
-    "softsign": torch.nn.functional.softsign,
-    "sigmoid": torch.sigmoid,
-}
-
-
-class _StoreWrite(torch.autograd.Function):
-    @staticmethod
-    @float32_under_autocast
-    def forward(ctx, values, rows, previous_token, store):
-        store.data[rows] = values.detach()
-        ctx.rows, ctx.store, ctx.is_first = rows, store, previous_token is None
-        ctx.set_materialize_grads(False)
-        return values.new_zeros(())  # the token later reads depend on
-
-    @staticmethod
-    def backward(ctx, _token_grad):
-        # runs after every read of these rows (they all depend on this write's token, directly or via later writes)
-        grad = ctx.store.grad
-        rows_grad = grad[ctx.rows] if grad is not None else None
-        if ctx.is_first:  # the last backward step of the pass: start afresh if the graph is run again
-            ctx.store.grad = None
-        return rows_grad, None, None, None
-
-
-class _StoreGather(torch.autograd.Function):
-    @staticmethod
-    @float32_under_autocast
-    def forward(ctx, rows, token, store):
-        ctx.rows, ctx.store = rows, store
-        return store.data[rows]
-
-    @staticmethod
-    def backward(ctx, grad):
-        ctx.store.accumulate(ctx.rows, grad)
-        return None, None, None
-
-
-class NodeStore:
-    """
-    Per-node values written once (when a node is computed) and read once (by its parent), without autograd's
-    generic buffer updates: writing a level into a tensor buffer by `index_copy`, and gathering children from it,
-    costs a copy (forward) and a zero-filled gradient (backward) of the whole buffer at every level, which made
-    up most of the encoder's time. Here the buffer is plain storage; a read's backward adds its gradient into one
-    gradient buffer, and a write's backward, which autograd runs after all reads of its rows (each read takes the
-    latest write's token as input, and each write the previous token), returns those rows of it.
-    """
-
-    def __init__(self, rows: int, width: int, like: torch.Tensor) -> None:
-        self.data = like.new_zeros(rows, width, dtype=state_dtype(like))  # float32 under autocast
-        self.grad: Optional[torch.Tensor] = None
-
-    def write(self, values: torch.Tensor, rows: torch.Tensor, token: Optional[torch.Tensor]) -> torch.Tensor:
-        return _StoreWrite.apply(values, rows, token, self)
-
-    def gather(self, rows: torch.Tensor, token: torch.Tensor) -> torch.Tensor:
-        return _StoreGather.apply(rows, token, self)
-
-    def accumulate(self, rows: torch.Tensor, grad: torch.Tensor) -> None:
-        if self.grad is None:
-            self.grad = torch.zeros_like(self.data)
-        self.grad.index_add_(0, rows, grad)
+from memplugins.modules.tree_lstm_levels import ACTIVATIONS, tree_lstm_levels
 
 
 class TreeLstmOutput(NamedTuple):
@@ -176,7 +111,9 @@ class TreeLstmEncoder(Seq2VecEncoder):
     tensor operations; each node's contributions to its parent (the 8 products W·x above, the 4 peephole products
     W·c) are computed once, when the node is computed (for leaves: once for all leaves), so a level costs one
     gather of its children's contributions and memories, elementwise gate arithmetic, and the matrix products of
-    the new nodes (`NodeStore` keeps those per-node values without whole-buffer copies).
+    the new nodes. `encode` runs the levels as one autograd Function with a hand-written backward
+    (`memplugins.modules.tree_lstm_levels`, whose docstring says why it is equal); `reference_encode` is the same
+    computation with autograd's operations, the plain form the tests compare it against.
 
     Node states for node-level losses: `encode` returns all node states in the node buffer of
     `memplugins.fields.BinaryTreeField`. Leaves' states are their word vectors when d_w = d; otherwise (our
@@ -233,7 +170,7 @@ class TreeLstmEncoder(Seq2VecEncoder):
             raise ConfigurationError(f"tree_lstm: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         self._input_dim = input_dim
         self._hidden_dim = hidden_dim
-        self._g = ACTIVATIONS[activation]
+        self._activation = activation
         d = hidden_dim
         # Contribution blocks of a child's output, in order: W_i1, W_i2, W_f1, W_f2, W_c1, W_o1, W_c2, W_o2 (W_c1 /
         # W_o1 are used when the child is a left child, W_c2 / W_o2 when it is a right child).
@@ -293,42 +230,54 @@ class TreeLstmEncoder(Seq2VecEncoder):
             inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
         layout = tree_levels("tree_lstm", mask, tree)
+        outputs = tree_lstm_levels(
+            self.leaf_output_weights(inputs).view(-1, 8 * self._hidden_dim),
+            layout.leaf_rows,
+            [(parents, children.t().reshape(-1)) for parents, children in layout.levels],  # left children, then right
+            batch_size * layout.num_nodes,
+            self.internal_output_weights.weight,
+            torch.cat([self.memory_weights.weight, self.output_peephole.weight]),
+            self.gate_bias,
+            self._activation,
+        )
         d = self._hidden_dim
+        return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)
+
+    def reference_encode(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> TreeLstmOutput:
+        """`encode` written with autograd's operations: the plain form the fast path is tested against."""
+        if tree is None:
+            tree = right_branching_trees(mask)
+        if self.leaf_lstm is not None:
+            inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
+        batch_size, max_leaves, _ = inputs.size()
+        layout = tree_levels("tree_lstm", mask, tree)
+        d = self._hidden_dim
+        g = ACTIVATIONS[self._activation]
         # What a node passes to its parent: its 8 output contribution blocks [i1, i2, f1, f2, c1, o1, c2, o2]
         # (the 4 gate blocks include the memory peepholes) and its memory, 9d per node.
-        store = NodeStore(batch_size * layout.num_nodes, 9 * d, inputs)
         leaf_values = torch.cat([self.leaf_output_weights(inputs), inputs.new_zeros(batch_size, max_leaves, d)], -1)
-        token = store.write(leaf_values.view(-1, 9 * d), layout.leaf_rows, None)  # leaf memory 0: no peephole part
+        store = inputs.new_zeros(batch_size * layout.num_nodes, 9 * d).index_put(
+            (layout.leaf_rows,), leaf_values.view(-1, 9 * d)  # leaf memory 0: no peephole part
+        )
+        outputs = inputs.new_zeros(batch_size * layout.num_nodes, d)
         bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
         bias_gates = torch.cat([bias_i, bias_i, bias_f, bias_f])
         splits = [4 * d, d, d, d, d, d]
-        # per-level products whose weight gradients are computed once for all levels (modules/step_linear.py);
-        # the memory's two products (peepholes to the parent, W_co c_p) share one
-        memory_products = StepLinear(torch.cat([self.memory_weights.weight, self.output_peephole.weight]))
-        output_products = StepLinear(self.internal_output_weights.weight)
-        level_rows, level_outputs = [], []
         for parents, children in layout.levels:
-            children = children.t().reshape(-1)  # all left children, then all right
             # blocks of x (left) and y (right): [i1, i2, f1, f2 | c1 | o1 | c2 | o2 | memory]
-            x, y = store.gather(children, token).chunk(2)
+            x, y = store[children.t().reshape(-1)].chunk(2)
             x_gates, x_c1, x_o1, _, _, c_x = x.split(splits, dim=-1)
             y_gates, _, _, y_c2, y_o2, c_y = y.split(splits, dim=-1)
             # [i1, i2, f1, f2] = σ([x_i1 + y_i2, x_i2 + y_i1, x_f1 + y_f2, x_f2 + y_f1] + b): y's pairs swapped
             y_swapped = y_gates.reshape(-1, 2, 2, d).flip(2).reshape(-1, 4 * d)
             input_1, input_2, forget_1, forget_2 = torch.sigmoid(x_gates + y_swapped + bias_gates).chunk(4, -1)
-            memory = forget_1 * c_x + forget_2 * c_y + self._g(x_c1 * input_1 + y_c2 * input_2 + bias_c)
-            gate_peepholes, output_peephole = memory_products(memory).split([4 * d, d], dim=-1)
-            output = torch.sigmoid(x_o1 + y_o2 + output_peephole + bias_o) * self._g(memory)
-            contribution = output_products(output)
-            contribution[:, : 4 * d] += gate_peepholes
-            token = store.write(torch.cat([contribution, memory], dim=-1), parents, token)
-            level_rows.append(parents)
-            level_outputs.append(output)
-        if level_outputs:  # one scatter for all levels
-            all_outputs = torch.cat(level_outputs)
-            outputs = all_outputs.new_zeros(batch_size * layout.num_nodes, d).index_put(
-                (torch.cat(level_rows),), all_outputs
-            )
-        else:
-            outputs = inputs.new_zeros(batch_size * layout.num_nodes, d)
+            memory = forget_1 * c_x + forget_2 * c_y + g(x_c1 * input_1 + y_c2 * input_2 + bias_c)
+            gate_peepholes = self.memory_weights(memory)
+            output = torch.sigmoid(x_o1 + y_o2 + self.output_peephole(memory) + bias_o) * g(memory)
+            contribution = self.internal_output_weights(output)
+            contribution = torch.cat([contribution[:, : 4 * d] + gate_peepholes, contribution[:, 4 * d :]], -1)
+            store = store.index_put((parents,), torch.cat([contribution, memory], dim=-1))
+            outputs = outputs.index_put((parents,), output)
         return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)

@@ -71,11 +71,15 @@ class _HistoryWrite(torch.autograd.Function):
     def backward(ctx, _token_grad: Optional[torch.Tensor]):
         # every later read has recorded its gradients by now (each depends on this write's token)
         history, s = ctx.history, ctx.step
+        # only the steps after s read h_s (their rows t <= s are zero): products over t > s alone
         # (contiguous: bmm copies a strided operand batch item by batch item)
-        grad = torch.bmm(history.query_grads[:, :, s].unsqueeze(1).contiguous(), history.queries).squeeze(1)
+        later_query_grads = history.query_grads[:, s + 1 :, s].unsqueeze(1).contiguous()
+        grad = torch.bmm(later_query_grads, history.queries[:, s + 1 :]).squeeze(1)
         batch_size, steps, reads, _ = history.read_grads.size()
-        coefficients = history.read_coefficients[..., s].reshape(batch_size, 1, steps * reads).contiguous()
-        grad = grad + torch.bmm(coefficients, history.read_grads.view(batch_size, steps * reads, -1)).squeeze(1)
+        later = (steps - s - 1) * reads
+        coefficients = history.read_coefficients[:, s + 1 :, :, s].reshape(batch_size, 1, later).contiguous()
+        later_read_grads = history.read_grads[:, s + 1 :].reshape(batch_size, later, -1)
+        grad = grad + torch.bmm(coefficients, later_read_grads).squeeze(1)
         if s == 0:
             # the last history node of any backward pass that ran a read: start clean if the graph is used again
             # (a later pass may run fewer reads and must not see this pass's gradients)

@@ -8,12 +8,13 @@ from typing import Dict, List, Tuple
 import torch
 
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
+from memplugins.modules.tree_lstm_levels import ACTIVATIONS
 from memplugins.fields import BinaryTree, BinaryTreeField
 
 
 def reference_tree_lstm(encoder: TreeLstmEncoder, words: torch.Tensor, tree: BinaryTree) -> List[torch.Tensor]:
     """words `(n, d_w)` for the tree's leaves; returns every node's output vector in node order (leaves as states)."""
-    g = encoder._g
+    g = ACTIVATIONS[encoder._activation]
     n = len(tree.leaves)
     leaf_w = dict(zip(["i1", "i2", "f1", "f2", "c1", "o1", "c2", "o2"], encoder.leaf_output_weights.weight.chunk(8)))
     inner_w = dict(zip(["i1", "i2", "f1", "f2", "c1", "o1", "c2", "o2"], encoder.internal_output_weights.weight.chunk(8)))
