@@ -6,6 +6,7 @@ from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.factored_memory import FactoredMemory, WriteHistory, read_memories
+from memplugins.modules.nse_recurrence import nse_recurrence
 from memplugins.modules.reversal import reverse_padded
 from memplugins.modules.step_linear import StepLinear
 
@@ -118,6 +119,7 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError(f"nse: compose_activation must be one of {list(COMPOSE_ACTIVATIONS)}")
         compose_size = compose_size or hidden_size
         self._compose_activation = COMPOSE_ACTIVATIONS[compose_activation]
+        self._compose_activation_name = compose_activation
         num_read_layers = num_read_layers or num_layers or 1
         num_write_layers = num_write_layers or num_layers or 1
         if output not in OUTPUTS:
@@ -209,6 +211,44 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError(
                 f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"
             )
+        if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer
+            return self.reference_encode(inputs, mask, extra_memories)
+        read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
+        read_outputs = self._dropout(read_outputs)
+        batch_size, num_steps, k = read_outputs.size()
+        memories = [(self.initial_memory(inputs, mask), mask, True)]
+        memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
+        # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
+        scored = [(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)
+                  for initial, slots, written in memories]
+        composed_reads = torch.nn.functional.linear(read_outputs, self.compose.weight[:, :k], self.compose.bias)
+        dropout_mask = None
+        if self.training and self._dropout.p > 0:  # drawn for all steps at once (see nse_recurrence)
+            dropout_mask = self._dropout(read_outputs.new_ones(batch_size, num_steps, k))
+        cell = self.write_cells[0]
+        values, keys, decays, write_weights = nse_recurrence(  # (2)-(6), (10)-(15)
+            read_outputs, composed_reads, mask, dropout_mask, scored, self.compose.weight[:, k:],
+            cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh, self._compose_activation_name,
+        )
+        finals, written_index = [], 0
+        for initial, _, written in memories:  # M_T = diag(a_T) M_0 + W_T H_T
+            if written:
+                decay, weights = decays[written_index], write_weights[written_index]
+                finals.append(initial * decay.unsqueeze(-1) + torch.bmm(weights, values))
+                written_index += 1
+            else:
+                finals.append(initial)
+        return NseOutput(hidden=values, memory=finals[0], keys=keys[0], extra_memories=finals[1:],
+                         extra_keys=keys[1:])
+
+    def reference_encode(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.BoolTensor,
+        extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
+    ) -> NseOutput:
+        """The loop written with autograd and the factored memory: the plain form the fast path is tested against
+        (and the path for more than one write-LSTM layer)."""
         batch_size, num_steps, _ = inputs.size()
         read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
         read_outputs = self._dropout(read_outputs)

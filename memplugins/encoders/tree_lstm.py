@@ -6,7 +6,9 @@ from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.tree_lstm_levels import ACTIVATIONS, tree_lstm_levels
+from memplugins.modules.tree_lstm_levels import (
+    ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, sided_levels, tree_lstm_levels,
+)
 
 
 class TreeLstmOutput(NamedTuple):
@@ -229,18 +231,30 @@ class TreeLstmEncoder(Seq2VecEncoder):
         if self.leaf_lstm is not None:
             inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
-        layout = tree_levels("tree_lstm", mask, tree)
+        layout = tree_levels("tree_lstm", mask, tree)  # checks the leaves; gives the buffer size
+        d = self._hidden_dim
+        sided = sided_levels(mask, tree, layout.num_nodes)
+        bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
+        left_bias = torch.cat([bias_i, bias_i, bias_f, bias_f, bias_c.new_zeros(d), bias_o])
+        leaf_weights = self.leaf_output_weights.weight.view(8, d, -1)
+        internal_weights = self.internal_output_weights.weight.view(8, d, d)
+        peepholes = self.memory_weights.weight.view(4, d, d)
+        flat_inputs = inputs.reshape(batch_size * max_leaves, -1)
+        left_positions, right_positions = sided.leaf_positions
+        leaf_records = torch.cat([
+            torch.addmm(left_bias, flat_inputs[left_positions], leaf_weights[LEFT_BLOCKS].reshape(6 * d, -1).t()),
+            flat_inputs[right_positions].mm(leaf_weights[RIGHT_BLOCKS].reshape(6 * d, -1).t()),
+        ])
         outputs = tree_lstm_levels(
-            self.leaf_output_weights(inputs).view(-1, 8 * self._hidden_dim),
-            layout.leaf_rows,
-            [(parents, children.t().reshape(-1)) for parents, children in layout.levels],  # left children, then right
+            leaf_records,
+            torch.cat(sided.leaf_rows),
+            sided,
             batch_size * layout.num_nodes,
-            self.internal_output_weights.weight,
-            torch.cat([self.memory_weights.weight, self.output_peephole.weight]),
-            self.gate_bias,
+            (internal_weights[LEFT_BLOCKS].reshape(6 * d, d), internal_weights[RIGHT_BLOCKS].reshape(6 * d, d),
+             peepholes[LEFT_PEEPHOLES].reshape(4 * d, d), peepholes[RIGHT_PEEPHOLES].reshape(4 * d, d),
+             self.output_peephole.weight, left_bias, bias_c),
             self._activation,
         )
-        d = self._hidden_dim
         return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)
 
     def reference_encode(

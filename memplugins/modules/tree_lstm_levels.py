@@ -1,96 +1,155 @@
 """
-The tree LSTM's composition over all internal nodes of a batch (Le and Zuidema 2015, section 3; the equations and
-the node layout are documented in `memplugins.encoders.tree_lstm`), level by level, as one autograd Function with
-a hand-written backward: the fast path `TreeLstmEncoder.encode` takes. `TreeLstmEncoder.reference_encode`, the
-same computation written with autograd's operations, is kept beside it, and `tests/encoders/tree_lstm_test.py`
-compares the two (outputs and every gradient, each activation, under autocast, through a retained graph), as well
-as both with a recursive one-tree-at-a-time implementation.
+The tree LSTM's composition over all internal nodes of a batch (Le and Zuidema 2015, section 3; the equations are
+documented in `memplugins.encoders.tree_lstm`), level by level, as one autograd Function with a hand-written
+backward: the fast path `TreeLstmEncoder.encode` takes. `TreeLstmEncoder.reference_encode`, the same equations
+written with autograd's operations, is kept beside it, and `tests/encoders/tree_lstm_test.py` compares the two
+(outputs and every gradient, each activation, under autocast, through a retained graph), and both with a recursive
+one-tree-at-a-time implementation.
 
-A node passes 9 blocks of d to its parent: its output contributions [i1, i2, f1, f2 | c1 | o1 | c2 | o2] (the 8
-products W·x of the equations, with the memory peepholes W_ci·c, W_cf·c added into the 4 gate blocks) and its
-memory c. A level gathers its children's blocks (x: left, y: right), computes
+Side-aware records. Every node but a root is either the left (x) or the right (y) child of its parent, and which
+is known from the tree before anything is computed. A node computes, once, the record its parent reads: 7 blocks
+of d,
 
-    [i_1, i_2, f_1, f_2] = σ([x_i1 + y_i2, x_i2 + y_i1, x_f1 + y_f2, x_f2 + y_f1] + [b_i, b_i, b_f, b_f])
-    u   = x_c1 ⊙ i_1 + y_c2 ⊙ i_2 + b_c;          c_p = f_1 ⊙ c_x + f_2 ⊙ c_y + g(u)
-    [P; q] = [W_ci1, W_ci2, W_cf1, W_cf2; W_co] c_p
-    o   = σ(x_o1 + y_o2 + q + b_o);                p = o ⊙ g(c_p)
-    blocks of p for its parent: W_out p + [P, 0]
+    left child x:   [W_i1 x + W_ci1 c_x + b_i, W_i2 x + W_ci2 c_x + b_i, W_f1 x + W_cf1 c_x + b_f,
+                     W_f2 x + W_cf2 c_x + b_f | W_c1 x | W_o1 x + b_o | c_x]
+    right child y:  [W_i2 y + W_ci2 c_y,       W_i1 y + W_ci1 c_y,       W_f2 y + W_cf2 c_y,
+                     W_f1 y + W_cf1 c_y       | W_c2 y | W_o2 y       | c_y]
 
-and stores the parents' blocks. Why the backward is equal: it is the chain rule of exactly these operations, level
-by level from the root down (a parent's level is processed before its children's, so the gradient of a node's
-blocks is complete when its level is reached; every node has one parent, so a level's child gradients are written,
-not accumulated):
+(the right child's blocks are already in the parent's gate order, [i_1, i_2, f_1, f_2]; the biases ride on the
+left child, which every parent has exactly once). A parent's gate pre-activations and output-gate terms are then
+the plain sum of its two children's records:
 
-    g_p = g_out + g_blocks W_out;   g_o = g_p ⊙ g(c_p);   g_ô = g_o ⊙ o (1 - o)
-    g_c = g_c(parent) + g_p ⊙ o ⊙ g'(c_p) + [g_P; g_ô] [W_ci; W_co] (g_P: the gate blocks' gradient)
-    g_u = g_c ⊙ g'(u);  g_i1 = g_u ⊙ x_c1,  g_x_c1 = g_u ⊙ i_1 (and the same for the right child);
-    g_f1 = g_c ⊙ c_x,  g_c_x = g_c ⊙ f_1;  gate pre-activations: times σ (1 - σ); y's gate pairs swapped back
+    s = rec_x + rec_y;  [i_1, i_2, f_1, f_2] = σ(s[gates])
+    u = i_1 ⊙ W_c1 x + i_2 ⊙ W_c2 y + b_c;   c_p = f_1 ⊙ c_x + f_2 ⊙ c_y + g(u)
+    o = σ(s[o] + W_co c_p);                  p = o ⊙ g(c_p)
 
-The weight gradients of the per-level products (W_out, [W_ci; W_co]) are formed once, from all levels' rows.
-What it saves over autograd: 20-odd graph nodes per level forward and twice as many backward, which at d = 50
-cost far more than the arithmetic. Under autocast it runs in float32 (`memplugins.modules.autocast`). A second
-backward through a retained graph works; `create_graph=True` raises (the backward has no graph of its own).
+which are the paper's equations term by term (a product per child block, one sum, no reordering of blocks). A
+node computes 6 blocks for its parent rather than the 8 (both children's sets) a side-blind layout needs: the
+per-node matrix products are the paper's count (6 d·d_w per leaf, 6 d² + 4 d² + d² per internal node).
+
+Why the backward is equal: it is the chain rule of the operations above, level by level from the root down (a
+parent's level is processed before its children's, so the gradient of a node's record is complete when its level is
+reached; every node has one parent, so a level writes its children's record gradients, never accumulates them):
+
+    g_p = g_out + g_rec[:6d] W_side;   g_ô = g_p ⊙ g(c_p) ⊙ o (1 - o)
+    g_c = g_rec[c] + g_rec[gates] W_peep,side + g_p ⊙ o ⊙ g'(c_p) + g_ô W_co;   g_u = g_c ⊙ g'(u)
+    g_s[gates] = [g_u ⊙ W_c1 x, g_u ⊙ W_c2 y, g_c ⊙ c_x, g_c ⊙ c_y] ⊙ σ'  (the same for both children: s is a sum)
+    g_rec_x = [g_s[gates] | g_u ⊙ i_1 | g_ô | g_c ⊙ f_1],   g_rec_y = [g_s[gates] | g_u ⊙ i_2 | g_ô | g_c ⊙ f_2]
+
+The weight gradients of the per-level products are formed once, from all levels' rows. What it saves over
+autograd: 20-odd graph nodes per level forward and twice as many backward, which at d = 50 cost more than the
+arithmetic. Under autocast it runs in float32 (`memplugins.modules.autocast`). A second backward through a
+retained graph works; `create_graph=True` raises (the backward has no graph of its own).
 """
-from typing import List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Tuple
 
 import torch
 
 from memplugins.modules.autocast import autocast_disabled, autocast_enabled
 
-# g and its derivative, from g's input u and output g(u)
-ACTIVATION_DERIVATIVES = {
-    "tanh": lambda u, gu: 1 - gu * gu,
-    "sigmoid": lambda u, gu: gu * (1 - gu),
-    "softsign": lambda u, gu: (1 - gu.abs()) ** 2,  # 1 / (1 + |u|)² = (1 - |softsign(u)|)²
-}
 ACTIVATIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": torch.nn.functional.softsign}
+# g' from g's output
+ACTIVATION_DERIVATIVES = {
+    "tanh": lambda gu: 1 - gu * gu,
+    "sigmoid": lambda gu: gu * (1 - gu),
+    "softsign": lambda gu: (1 - gu.abs()) ** 2,  # 1 / (1 + |u|)² = (1 - |softsign(u)|)²
+}
+# blocks [i1, i2, f1, f2, c1, o1, c2, o2] of a child's output weights, in the record's order for each side
+LEFT_BLOCKS, RIGHT_BLOCKS = [0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 6, 7]
+# blocks [ci1, ci2, cf1, cf2] of the memory peepholes
+LEFT_PEEPHOLES, RIGHT_PEEPHOLES = [0, 1, 2, 3], [1, 0, 3, 2]
 
 
-def _swap_pairs(gates: torch.Tensor, d: int) -> torch.Tensor:
-    """[a1, a2, b1, b2] -> [a2, a1, b2, b1] (blocks of d): the right child's gate blocks in the left one's order."""
-    return gates.reshape(-1, 2, 2, d).flip(2).reshape(-1, 4 * d)
+class SidedLevels(NamedTuple):
+    """A batch of trees' internal nodes by height, each level ordered left children, right children, roots."""
+
+    levels: List[Tuple[torch.Tensor, torch.Tensor, int, int]]  # parents' rows (n,), children's (2n,), #left, #right
+    leaf_rows: Tuple[torch.Tensor, torch.Tensor]  # node rows of the leaves that are left / right children
+    leaf_positions: Tuple[torch.Tensor, torch.Tensor]  # their positions in the flattened (B * max_leaves) inputs
 
 
-def _forward(leaf_blocks, leaf_rows, levels, num_rows, output_weight, memory_weight, gate_bias, activation, saved):
-    d = output_weight.size(1)
+def sided_levels(mask: torch.BoolTensor, tree: Dict[str, torch.Tensor], num_nodes: int) -> SidedLevels:
+    """The node layout of `tree` (a `BinaryTreeField`'s tensors; rows as in `tree_lstm.tree_levels`) with sides."""
+    batch_size, max_leaves = mask.shape
+    max_internal = tree["children"].size(1)
+    device = mask.device
+    offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
+    node_ids = (offsets + max_leaves + torch.arange(max_internal, device=device)).view(-1)
+    real = tree["mask"].view(-1)
+    child_ids = (offsets.unsqueeze(-1) + tree["children"]).view(-1, 2)
+    side = torch.full((batch_size * num_nodes,), 2, dtype=torch.long, device=device)  # 2: no parent
+    side[child_ids[real, 0]] = 0
+    side[child_ids[real, 1]] = 1
+    heights = tree["heights"].view(-1).masked_fill(~real, 0)
+    key = heights * 3 + side[node_ids]  # sorted by height, then left, right, root
+    order = torch.argsort(key, stable=True)
+    counts = torch.bincount(key, minlength=3).tolist()
+    parents, children = node_ids[order], child_ids[order]
+    levels, start = [], sum(counts[:3])  # height 0: padding
+    for height in range(1, len(counts) // 3 + 1):
+        left, right, root = counts[3 * height : 3 * height + 3] + [0] * max(0, 3 * height + 3 - len(counts))
+        n = left + right + root
+        if n:
+            level_children = children[start : start + n]
+            levels.append((parents[start : start + n], level_children.t().reshape(-1), left, right))
+        start += n
+    leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
+    leaf_side = side[leaf_rows]
+    positions = torch.arange(batch_size * max_leaves, device=device)
+    return SidedLevels(
+        levels,
+        (leaf_rows[leaf_side == 0], leaf_rows[leaf_side == 1]),
+        (positions[leaf_side == 0], positions[leaf_side == 1]),
+    )
+
+
+def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved):
+    left_weight, right_weight, left_peephole, right_peephole, output_peephole, left_bias, candidate_bias = weights
+    d = output_peephole.size(0)
     g = ACTIVATIONS[activation]
-    store = leaf_blocks.new_zeros(num_rows, 9 * d)  # every node's blocks for its parent
-    store[leaf_rows, : 8 * d] = leaf_blocks  # leaves: memory 0
-    outputs = leaf_blocks.new_zeros(num_rows, d)
-    bias_i, bias_f, bias_c, bias_o = gate_bias.chunk(4)
-    bias_gates = torch.cat([bias_i, bias_i, bias_f, bias_f])
-    for parents, children in levels:
+    # transposed once, not per level
+    left_weight, right_weight, left_peephole, right_peephole, output_peephole = (
+        left_weight.t(), right_weight.t(), left_peephole.t(), right_peephole.t(), output_peephole.t()
+    )
+    # each node's record for its parent; only rows that are written are ever read (every node with a parent is
+    # written before its parent's level reads it)
+    store = leaf_records.new_empty(num_rows, 7 * d)
+    store.index_copy_(0, leaf_rows, torch.cat([leaf_records, leaf_records.new_zeros(len(leaf_records), d)], 1))
+    outputs = leaf_records.new_zeros(num_rows, d)
+    for parents, children, num_left, num_right in levels:
         n = parents.numel()
-        both = store.index_select(0, children)  # (2n, 9d): left children, then right children
-        x, y = both[:n], both[n:]
-        gates = torch.sigmoid(torch.add(x[:, : 4 * d], _swap_pairs(y[:, : 4 * d], d)).add_(bias_gates))
-        input_1, input_2, forget_1, forget_2 = gates.chunk(4, dim=-1)
-        pre_candidate = torch.addcmul(torch.addcmul(bias_c, x[:, 4 * d : 5 * d], input_1), y[:, 6 * d : 7 * d], input_2)
+        pair = store.index_select(0, children).view(2, n, 7 * d)  # left children's records, then right
+        summed = pair[0] + pair[1]
+        gates = torch.sigmoid(summed[:, : 4 * d])  # [i_1, i_2, f_1, f_2]
+        per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k], (n, d) each
+        pre_candidate = (pair[:, :, 4 * d : 5 * d] * per_child[0]).sum(0).add_(candidate_bias)  # u
         candidate = g(pre_candidate)
-        memory = torch.addcmul(torch.addcmul(candidate, forget_1, x[:, 8 * d :]), forget_2, y[:, 8 * d :])
-        peepholes = memory.mm(memory_weight.t())  # (n, 5d): gate peepholes for the parent, then W_co c_p
-        output_gate = torch.sigmoid(x[:, 5 * d : 6 * d] + y[:, 7 * d : 8 * d] + peepholes[:, 4 * d :] + bias_o)
+        memory = (pair[:, :, 6 * d :] * per_child[1]).sum(0).add_(candidate)  # c_p
+        output_gate = torch.sigmoid(torch.addmm(summed[:, 5 * d : 6 * d], memory, output_peephole))
         memory_activation = g(memory)
         output = output_gate * memory_activation
-        blocks = torch.empty_like(both[:n])
-        blocks[:, : 8 * d] = output.mm(output_weight.t())
-        blocks[:, : 4 * d] += peepholes[:, : 4 * d]
-        blocks[:, 8 * d :] = memory
-        store.index_copy_(0, parents, blocks)
         outputs.index_copy_(0, parents, output)
+        with_parent = num_left + num_right
+        if with_parent:
+            records = output.new_empty(with_parent, 7 * d)
+            torch.addmm(left_bias, output[:num_left], left_weight, out=records[:num_left, : 6 * d])
+            torch.mm(output[num_left:with_parent], right_weight, out=records[num_left:, : 6 * d])
+            records[:num_left, : 4 * d].addmm_(memory[:num_left], left_peephole)
+            records[num_left:, : 4 * d].addmm_(memory[num_left:with_parent], right_peephole)
+            records[:, 6 * d :] = memory[:with_parent]
+            store.index_copy_(0, parents[:with_parent], records)
         if saved is not None:
-            saved.append((gates, pre_candidate, candidate, memory, output_gate, memory_activation))
+            saved.append((gates, candidate, memory, output_gate, memory_activation, output))
     return outputs, store
 
 
 class _TreeLstmLevels(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, leaf_blocks, output_weight, memory_weight, gate_bias, leaf_rows, levels, num_rows, activation):
+    def forward(ctx, leaf_records, leaf_rows, levels, num_rows, activation, *weights):
         saved: List[Tuple[torch.Tensor, ...]] = []
-        outputs, store = _forward(leaf_blocks, leaf_rows, levels, num_rows, output_weight, memory_weight, gate_bias,
-                                  activation, saved)
+        outputs, store = _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved)
         ctx.levels, ctx.activation, ctx.per_level = levels, activation, saved
-        ctx.save_for_backward(store, outputs, leaf_rows, output_weight, memory_weight)
+        ctx.save_for_backward(store, leaf_rows, *weights)
         return outputs
 
     @staticmethod
@@ -98,83 +157,88 @@ class _TreeLstmLevels(torch.autograd.Function):
         if torch.is_grad_enabled():
             raise RuntimeError("tree_lstm: the composition's backward is not differentiable (no double backward); "
                                "use TreeLstmEncoder.reference_encode for higher-order gradients")
-        store, outputs, leaf_rows, output_weight, memory_weight = ctx.saved_tensors
-        d = output_weight.size(1)
+        store, leaf_rows, *weights = ctx.saved_tensors
+        left_weight, right_weight, left_peephole, right_peephole, output_peephole, _, _ = weights
+        d = output_peephole.size(0)
         derivative = ACTIVATION_DERIVATIVES[ctx.activation]
-        grad_store = store.new_zeros(store.size())
-        grad_bias = store.new_zeros(4 * d)
-        block_grads, output_rows, peephole_grads, memory_rows = [], [], [], []
-        for (parents, children), (gates, pre_candidate, candidate, memory, output_gate, memory_activation) in zip(
-            reversed(ctx.levels), reversed(ctx.per_level)
-        ):
-            n = parents.numel()
-            both = store.index_select(0, children)
-            x, y = both[:n], both[n:]
-            grad_blocks = grad_store.index_select(0, parents)  # complete: the parents' level ran before
-            grad_contributions = grad_blocks[:, : 8 * d]
-            grad_output = torch.addmm(grad_outputs.index_select(0, parents), grad_contributions, output_weight)
-            grad_output_pre = grad_output * memory_activation * output_gate * (1 - output_gate)
-            grad_peepholes = torch.cat([grad_contributions[:, : 4 * d], grad_output_pre], dim=-1)  # (n, 5d)
-            grad_memory = torch.addmm(grad_blocks[:, 8 * d :], grad_peepholes, memory_weight)
-            grad_memory += grad_output * output_gate * derivative(memory, memory_activation)
-            grad_pre_candidate = grad_memory * derivative(pre_candidate, candidate)
-            input_1, input_2, forget_1, forget_2 = gates.chunk(4, dim=-1)
-            grad_gates = torch.cat([grad_pre_candidate * x[:, 4 * d : 5 * d], grad_pre_candidate * y[:, 6 * d : 7 * d],
-                                    grad_memory * x[:, 8 * d :], grad_memory * y[:, 8 * d :]], dim=-1)
-            grad_gates *= gates * (1 - gates)
-            grad_children = torch.zeros_like(both)
-            grad_x, grad_y = grad_children[:n], grad_children[n:]
-            grad_x[:, : 4 * d] = grad_gates
-            grad_y[:, : 4 * d] = _swap_pairs(grad_gates, d)
-            torch.mul(grad_pre_candidate, input_1, out=grad_x[:, 4 * d : 5 * d])
-            grad_x[:, 5 * d : 6 * d] = grad_output_pre
-            torch.mul(grad_pre_candidate, input_2, out=grad_y[:, 6 * d : 7 * d])
-            grad_y[:, 7 * d : 8 * d] = grad_output_pre
-            torch.mul(grad_memory, forget_1, out=grad_x[:, 8 * d :])
-            torch.mul(grad_memory, forget_2, out=grad_y[:, 8 * d :])
-            grad_store.index_copy_(0, children, grad_children)  # one parent per node: written, not accumulated
-            summed_gates = grad_gates.sum(0)
-            grad_bias += torch.cat([summed_gates[:d] + summed_gates[d : 2 * d],
-                                    summed_gates[2 * d : 3 * d] + summed_gates[3 * d :],
-                                    grad_pre_candidate.sum(0), grad_output_pre.sum(0)])
-            block_grads.append(grad_contributions)
-            output_rows.append(parents)
-            peephole_grads.append(grad_peepholes)
-            memory_rows.append(memory)
-        grad_output_weight = grad_memory_weight = None
-        if block_grads:
-            grad_output_weight = torch.cat(block_grads).t().mm(outputs.index_select(0, torch.cat(output_rows)))
-            grad_memory_weight = torch.cat(peephole_grads).t().mm(torch.cat(memory_rows))
-        else:
-            grad_output_weight, grad_memory_weight = torch.zeros_like(output_weight), torch.zeros_like(memory_weight)
-        grad_leaf_blocks = grad_store.index_select(0, leaf_rows)[:, : 8 * d]
-        return grad_leaf_blocks, grad_output_weight, grad_memory_weight, grad_bias, None, None, None, None
+        grad_store = store.new_empty(store.size())  # a row is read only after its parent's level wrote it
+        # rows for the weight gradients, formed once at the end: (gradient of the product, its input)
+        products: Dict[str, Tuple[List[torch.Tensor], List[torch.Tensor]]] = {
+            name: ([], []) for name in ("left", "right", "left_peephole", "right_peephole", "output_peephole")
+        }
+        candidate_grads = []
+        for (parents, children, num_left, num_right), (gates, candidate, memory, output_gate, memory_activation,
+                                                       output) in zip(reversed(ctx.levels), reversed(ctx.per_level)):
+            n, with_parent = parents.numel(), num_left + num_right
+            grad_output = grad_outputs.index_select(0, parents)
+            grad_memory = grad_output.new_zeros(n, d)
+            if with_parent:  # complete: the parents' level ran before
+                grad_records = grad_store.index_select(0, parents[:with_parent])
+                grad_left, grad_right = grad_records[:num_left], grad_records[num_left:]
+                grad_output[:num_left].addmm_(grad_left[:, : 6 * d], left_weight)
+                grad_output[num_left:with_parent].addmm_(grad_right[:, : 6 * d], right_weight)
+                grad_memory[:with_parent] = grad_records[:, 6 * d :]
+                grad_memory[:num_left].addmm_(grad_left[:, : 4 * d], left_peephole)
+                grad_memory[num_left:with_parent].addmm_(grad_right[:, : 4 * d], right_peephole)
+                for name, grad, inputs in (("left", grad_left[:, : 6 * d], output[:num_left]),
+                                           ("right", grad_right[:, : 6 * d], output[num_left:with_parent]),
+                                           ("left_peephole", grad_left[:, : 4 * d], memory[:num_left]),
+                                           ("right_peephole", grad_right[:, : 4 * d], memory[num_left:with_parent])):
+                    products[name][0].append(grad)
+                    products[name][1].append(inputs)
+            grad_output_pre = grad_output * memory_activation * output_gate * (1 - output_gate)  # g_ô
+            grad_memory += grad_output * output_gate * derivative(memory_activation)
+            grad_memory.addmm_(grad_output_pre, output_peephole)
+            products["output_peephole"][0].append(grad_output_pre)
+            products["output_peephole"][1].append(memory)
+            grad_pre_candidate = grad_memory * derivative(candidate)  # g_u
+            candidate_grads.append(grad_pre_candidate)
+            pair = store.index_select(0, children).view(2, n, 7 * d)
+            per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k]
+            grad_gates = grad_output.new_empty(n, 2, 2, d)  # [i or f, child k] per node
+            torch.mul(pair[:, :, 4 * d : 5 * d], grad_pre_candidate, out=grad_gates.permute(1, 2, 0, 3)[0])
+            torch.mul(pair[:, :, 6 * d :], grad_memory, out=grad_gates.permute(1, 2, 0, 3)[1])
+            grad_gates = grad_gates.view(n, 4 * d).mul_(gates * (1 - gates))
+            grad_pair = grad_output.new_empty(2, n, 7 * d)
+            grad_pair[:, :, : 4 * d] = grad_gates
+            torch.mul(per_child[0], grad_pre_candidate, out=grad_pair[:, :, 4 * d : 5 * d])
+            grad_pair[:, :, 5 * d : 6 * d] = grad_output_pre
+            torch.mul(per_child[1], grad_memory, out=grad_pair[:, :, 6 * d :])
+            grad_store.index_copy_(0, children, grad_pair.view(2 * n, 7 * d))
+        weight_grads = {}
+        for name, (grads, inputs) in products.items():
+            weight_grads[name] = (torch.cat(grads).t().mm(torch.cat(inputs)) if grads
+                                  else store.new_zeros(weights[list(products).index(name)].size()))
+        grad_leaf_records = grad_store[:, : 6 * d].index_select(0, leaf_rows)
+        # the left bias of internal left children's records (the leaves' records are made, with it, by the caller)
+        grad_left_bias = (torch.cat(products["left"][0]).sum(0) if products["left"][0]
+                          else store.new_zeros(6 * d))
+        grad_candidate_bias = torch.cat(candidate_grads).sum(0) if candidate_grads else store.new_zeros(d)
+        return (grad_leaf_records, None, None, None, None, weight_grads["left"], weight_grads["right"],
+                weight_grads["left_peephole"], weight_grads["right_peephole"], weight_grads["output_peephole"],
+                grad_left_bias, grad_candidate_bias)
 
 
 def tree_lstm_levels(
-    leaf_blocks: torch.Tensor,
+    leaf_records: torch.Tensor,
     leaf_rows: torch.Tensor,
-    levels: List[Tuple[torch.Tensor, torch.Tensor]],
+    layout: SidedLevels,
     num_rows: int,
-    output_weight: torch.Tensor,
-    memory_weight: torch.Tensor,
-    gate_bias: torch.Tensor,
+    weights: Tuple[torch.Tensor, ...],
     activation: str,
 ) -> torch.Tensor:
     """
-    leaf_blocks: the leaves' 8 contribution blocks `(num_leaves, 8d)` at rows `leaf_rows` of the node buffer;
-    levels: per height, the parents' rows `(n,)` and their children's rows (left children, then right, `(2n,)`);
-    num_rows: the node buffer's size; output_weight W_out `(8d, d)`; memory_weight [W_ci1, W_ci2, W_cf1, W_cf2;
-    W_co] `(5d, d)`; gate_bias [b_i, b_f, b_c, b_o] `(4d,)`. Returns every node's output `(num_rows, d)` (0 at the
-    leaves' and padding rows).
+    leaf_records: the first 6 record blocks of the leaves that have a parent `(num, 6d)` (a left child's with the
+    left bias), at node rows `leaf_rows`; layout: `sided_levels`; num_rows: the node
+    buffer's size; weights: the records' output weights (left, right: `(6d, d)` each, in record order), memory
+    peepholes (left, right: `(4d, d)`), W_co `(d, d)`, the left record's bias `(6d,)` and b_c `(d,)`. Returns every
+    node's output `(num_rows, d)` (0 at the leaves' and padding rows).
     """
-    tensors = (leaf_blocks, output_weight, memory_weight, gate_bias)
     if autocast_enabled():  # float32 composition (module doc)
         with autocast_disabled():
-            return tree_lstm_levels(leaf_blocks.float(), leaf_rows, levels, num_rows, output_weight.float(),
-                                    memory_weight.float(), gate_bias.float(), activation)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return _TreeLstmLevels.apply(leaf_blocks, output_weight, memory_weight, gate_bias, leaf_rows, levels,
-                                     num_rows, activation)
-    return _forward(leaf_blocks, leaf_rows, levels, num_rows, output_weight, memory_weight, gate_bias, activation,
-                    None)[0]
+            return tree_lstm_levels(leaf_records.float(), leaf_rows, layout, num_rows,
+                                    tuple(w.float() for w in weights), activation)
+    if torch.is_grad_enabled() and (leaf_records.requires_grad or any(w.requires_grad for w in weights)):
+        return _TreeLstmLevels.apply(leaf_records, leaf_rows, layout.levels, num_rows, activation, *weights)
+    return _forward(leaf_records, leaf_rows, layout.levels, num_rows, weights, activation, None)[0]
+
