@@ -47,24 +47,29 @@ def main() -> None:
             batches.append(batch.as_tensor_dict()["source_tokens"])
         models[name] = (model, batches)
     times = {(name, beam): [] for name in models for beam in (1, 5)}
+    steps = {}  # decoder steps per batch (untrained models may stop early, and differently)
     with torch.no_grad():
         for _ in range(args.repeats):
             for beam in (1, 5):
                 for name, (model, batches) in models.items():
                     model._decoder._beam_search.beam_size = beam
                     started = time.perf_counter()
+                    decoded = []
                     for source in batches:
-                        model(source_tokens=source)
+                        decoded.append(model(source_tokens=source)["predictions"].size(-1))
                     times[(name, beam)].append(time.perf_counter() - started)
+                    steps[(name, beam)] = statistics.mean(decoded)
     count = sum(len(b["tokens"]["tokens"]) for b in models["nse_nse"][1])
     print(f"{count} sentences from {Path(args.data).name}, batch {args.batch}, max 50 steps, untrained weights, "
           f"median of {args.repeats}, torch {torch.__version__}, threads={torch.get_num_threads()}")
-    print("| decoding | nse_nse sentences/s | lstm_lstm sentences/s | nse_nse time / lstm_lstm time |")
-    print("|---|---:|---:|---:|")
+    print("| decoding | nse_nse sentences/s | lstm_lstm sentences/s | nse_nse time / lstm_lstm time "
+          "| decoder steps per batch (nse_nse / lstm_lstm) |")
+    print("|---|---:|---:|---:|---|")
     for beam in (1, 5):
         nse, lstm = statistics.median(times[("nse_nse", beam)]), statistics.median(times[("lstm_lstm", beam)])
         label = "greedy (beam 1)" if beam == 1 else f"beam {beam}"
-        print(f"| {label} | {count / nse:.1f} | {count / lstm:.1f} | {nse / lstm:.2f} |")
+        print(f"| {label} | {count / nse:.1f} | {count / lstm:.1f} | {nse / lstm:.2f} "
+              f"| {steps[('nse_nse', beam)]:.1f} / {steps[('lstm_lstm', beam)]:.1f} |")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ def main() -> None:
     parser.add_argument("--amp", action="store_true", help="autocast: float16 on CUDA, bfloat16 on the CPU")
     parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="instead of timing, print torch.profiler's top N operators (self CPU time) per encoder")
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.amp and device.type == "cpu":
@@ -68,6 +70,16 @@ def main() -> None:
     for name, module in modules.items():  # warm-up
         for _ in range(2):
             step(name, module, x, mask, args.amp)
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        for name, module in modules.items():
+            with profile(activities=[ProfilerActivity.CPU]) as profiler:
+                for _ in range(3):
+                    step(name, module, x, mask, args.amp)
+            table = profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile)
+            print(f"\n{name}: 3 forward+backward passes, B={args.batch} T={args.steps} d={args.dim}\n{table}")
+        return
     peak_mb = {}
     if device.type == "cuda":
         for name, module in modules.items():

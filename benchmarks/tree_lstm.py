@@ -46,6 +46,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--no-recursive", action="store_true", help="leave out the recursive reference")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="instead of timing, print torch.profiler's top N operators of the level-batched encoder")
     args = parser.parse_args()
     torch.manual_seed(0)
     encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim)
@@ -71,6 +73,14 @@ def main() -> None:
         del runners["recursive reference"]
     for name, run in runners.items():  # warm-up
         run(*data[0])
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as profiler:
+            for batch in data:
+                level_batched(*batch)
+        print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile))
+        return
     leaves = sum(int(mask.sum()) for _, _, mask, _ in data)
     heights = [int(tensors["heights"].max()) for _, tensors, _, _ in data]
     for condition in conditions(args.conditions):

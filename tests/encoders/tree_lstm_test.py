@@ -88,7 +88,7 @@ def test_leaves_must_be_exactly_the_tokens():
 
 
 def test_gradients_equal_those_of_the_recursive_reference():
-    # the level-batched pass has hand-written backward steps (NodeStore, StepLinear): compare every gradient
+    # the level-batched pass has a hand-written backward (modules/tree_lstm_levels.py): compare every gradient
     encoder = random_encoder(6, 5).double()
     trees = [parse_sst_tree(s) for s in SHAPES]
     tensors, mask = batch_of(trees)
@@ -129,3 +129,55 @@ def test_initialisation_is_uniform_in_one_over_root_n_of_each_gates_inputs():
     assert encoder.memory_weights.weight.abs().max() <= (4 * d) ** -0.5
     assert encoder.output_peephole.weight.abs().max() <= (3 * d) ** -0.5
     assert torch.all(encoder.gate_bias == 0)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "softsign", "sigmoid"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_fast_path_equals_the_autograd_reference_encode(activation, num_layers):
+    """`encode` (one Function, hand-written backward) against `reference_encode` (the same levels with autograd)."""
+    torch.manual_seed(0)
+    encoder = TreeLstmEncoder(6, 5, activation, num_layers=num_layers).double()
+    for parameter in encoder.parameters():
+        torch.nn.init.normal_(parameter, std=0.5)
+    trees = [parse_sst_tree(s) for s in SHAPES]
+    tensors, mask = batch_of(trees)
+    inputs = torch.randn(len(trees), mask.size(1), 6, dtype=torch.double, requires_grad=True)
+    probe = torch.randn(len(trees), 2 * mask.size(1) - 1, 5, dtype=torch.double)
+    results = []
+    for encode in (encoder.encode, encoder.reference_encode):
+        output = encode(inputs, mask, tensors)
+        grads = torch.autograd.grad((output.node_states * probe).sum(), [inputs, *encoder.parameters()])
+        results.append((output, grads))
+    (fast, fast_grads), (reference, reference_grads) = results
+    torch.testing.assert_close(fast.node_states, reference.node_states, atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(fast.root_states, reference.root_states, atol=1e-12, rtol=1e-10)
+    for (name, _), f, r in zip([("inputs", None), *encoder.named_parameters()], fast_grads, reference_grads):
+        assert f.abs().sum() > 0, name
+        torch.testing.assert_close(f, r, atol=1e-11, rtol=1e-9, msg=name)
+
+
+def test_no_grad_and_double_backward():
+    encoder = random_encoder(6, 5)
+    tensors, mask = batch_of([parse_sst_tree(s) for s in SHAPES])
+    inputs = torch.randn(len(SHAPES), mask.size(1), 6, requires_grad=True)
+    with_graph = encoder.encode(inputs, mask, tensors).node_states
+    with torch.no_grad():
+        without = encoder.encode(inputs, mask, tensors).node_states
+    torch.testing.assert_close(with_graph, without, atol=0, rtol=0)
+    assert without.grad_fn is None
+    with pytest.raises(RuntimeError, match="no double backward"):
+        torch.autograd.grad(with_graph.sum(), inputs, create_graph=True)
+
+
+def test_bfloat16_autocast_runs_the_levels_in_float32():
+    encoder = random_encoder(6, 5)
+    tensors, mask = batch_of([parse_sst_tree(s) for s in SHAPES])
+    inputs = torch.randn(len(SHAPES), mask.size(1), 6)
+    expected = encoder.encode(inputs, mask, tensors).root_states
+    expected_grads = torch.autograd.grad(expected.sum(), list(encoder.parameters()))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = encoder.encode(inputs, mask, tensors).root_states
+        got_grads = torch.autograd.grad(got.float().sum(), list(encoder.parameters()))
+    torch.testing.assert_close(got.float(), expected, atol=0.05, rtol=0)
+    for g, e in zip(got_grads, expected_grads):
+        assert g.dtype == torch.float32 and (g - e).norm() / e.norm() < 0.05

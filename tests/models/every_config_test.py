@@ -12,11 +12,11 @@ from allennlp.common.testing import ModelTestCase
 
 from tests.config_models import CONFIGS, build_config_model
 
-# objects made for one forward pass (memplugins.modules.step_linear, .factored_memory, encoders.tree_lstm): once
+# objects made for one forward pass (memplugins.modules.step_linear, .factored_memory, the fused recurrences): once
 # the step is over and its outputs are dropped, none may be alive. (Before the fix, graph nodes and these objects
 # referred to each other through autograd's C++ nodes, a cycle Python's gc cannot break.)
 PER_PASS = {"DeferredStepProduct", "StepLinear", "StepMatrixReader", "_StepRecord", "WriteHistory", "_HistoryBuffers",
-            "FactoredMemory", "NodeStore"}
+            "FactoredMemory", "_Saved"}
 
 # bfloat16 keeps 8 mantissa bits (relative rounding 2^-9 ≈ 0.2% per operation); through embeddings, a recurrence
 # and a classifier, measured on every shipped config: loss within 0.11%, probabilities within 0.001. Bounds:
