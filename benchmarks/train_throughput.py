@@ -9,22 +9,30 @@ size (`--batch-size`, default 32: the `batch_size` of its data loader or batch s
 * SST: the real SST train sentences, binary (6,920 sentences; neutral dropped). Every `sst2_*` config of ours (and
   `sst_lstmn` at 2-class), against allennlp-models' `basic_classifier` with an `lstm` and `bcn` (benchmarks/
   configs/sst2_*.jsonnet, which read the same file through allennlp-models' own `sst_tokens` reader), the same
-  GloVe vectors. `sst2_tree_lstm` trains with its softmax at every labelled node, as the paper does.
+  GloVe vectors. Configs that train on every labelled phrase (`use_subtrees`) are run on the sentences here, so
+  that all read the same instances; `sst2_tree_lstm` trains with its softmax at every labelled node, as the paper
+  does (the same sentences, a loss per node).
 
 Prints instances per second of training (instances / the epoch's training duration), and on CUDA the peak
 allocated GPU memory.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/train_throughput.py --data ../shared/data [--task snli sst]
-        [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...]
+        [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...] [--conditions quiet busy]
+
+`--conditions busy` trains while a second single-thread process competes for the machine (`benchmarks/load.py`).
 """
 import argparse
 import gzip
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from load import conditions  # noqa: E402
+
 SNLI_CONFIGS = {
     "snli_rte_conditional": "training_config/snli_rte_conditional.jsonnet",
     "snli_rte_attention": "training_config/snli_rte_attention.jsonnet",
@@ -74,6 +82,7 @@ def main() -> None:
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--amp", choices=["both", "on", "off"], default="both")
     parser.add_argument("--only", nargs="*", help="config names (default: all of the chosen tasks)")
+    parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
@@ -99,34 +108,38 @@ def main() -> None:
     cuda = args.cuda_device >= 0
     amps = {"both": [False, True], "on": [True], "off": [False]}[args.amp] if cuda else [False]
     where = torch.cuda.get_device_name(args.cuda_device) if cuda else f"cpu, {torch.get_num_threads()} threads"
-    for task in args.task:
-        configs, instances = (SNLI_CONFIGS, snli_instances) if task == "snli" else (SST_CONFIGS, sst_instances)
-        names = [n for n in configs if args.only is None or n in args.only]
-        if not names:
-            continue
-        what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
-        print(f"\none epoch of {what}, batch size {args.batch_size}, {where}, torch {torch.__version__}")
-        print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else ""))
-        print("|---|---|---:|---:|" + ("---:|" if cuda else ""), flush=True)
-        for name in names:
-            for amp in amps:
-                if cuda:
-                    torch.cuda.empty_cache()
-                    torch.cuda.reset_peak_memory_stats(args.cuda_device)
-                params = Params.from_file(configs[name])
-                params.pop("validation_data_path", None)
-                params["trainer"]["cuda_device"] = args.cuda_device
-                params["trainer"]["use_amp"] = amp
-                params["trainer"]["num_epochs"] = 1
-                params["trainer"].pop("patience", None)
-                set_batch_size(params, args.batch_size)
-                with tempfile.TemporaryDirectory() as out:
-                    train_model(params, out)
-                    metrics = json.loads((Path(out) / "metrics.json").read_text())
-                duration = seconds(metrics["training_duration"])
-                peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
-                print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}",
-                      flush=True)
+    for condition in conditions(args.conditions):
+        for task in args.task:
+            configs, instances = (SNLI_CONFIGS, snli_instances) if task == "snli" else (SST_CONFIGS, sst_instances)
+            names = [n for n in configs if args.only is None or n in args.only]
+            if not names:
+                continue
+            what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
+            print(f"\n{condition}: one epoch of {what}, batch size {args.batch_size}, {where}, "
+                  f"torch {torch.__version__}")
+            print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else ""))
+            print("|---|---|---:|---:|" + ("---:|" if cuda else ""), flush=True)
+            for name in names:
+                for amp in amps:
+                    if cuda:
+                        torch.cuda.empty_cache()
+                        torch.cuda.reset_peak_memory_stats(args.cuda_device)
+                    params = Params.from_file(configs[name])
+                    params.pop("validation_data_path", None)
+                    params["trainer"]["cuda_device"] = args.cuda_device
+                    params["trainer"]["use_amp"] = amp
+                    params["trainer"]["num_epochs"] = 1
+                    params["trainer"].pop("patience", None)
+                    set_batch_size(params, args.batch_size)
+                    if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
+                        params["dataset_reader"]["use_subtrees"] = False
+                    with tempfile.TemporaryDirectory() as out:
+                        train_model(params, out)
+                        metrics = json.loads((Path(out) / "metrics.json").read_text())
+                    duration = seconds(metrics["training_duration"])
+                    peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
+                    print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}",
+                          flush=True)
 
 
 if __name__ == "__main__":

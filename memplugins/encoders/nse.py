@@ -45,7 +45,10 @@ class NseEncoder(Seq2SeqEncoder):
     receives the same h_t, the memories are kept in the exactly equivalent factored form
     M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t] (`memplugins.modules.factored_memory`, which derives it from (6)): a
     step reads the fixed M_0 and the written history instead of building and differentiating a new (T × k) memory,
-    and M_T is formed once at the end.
+    and M_T is formed once at the end. With one write-LSTM layer (the paper's and every shipped config's) the loop
+    runs as one autograd Function with a hand-written backward (`memplugins.modules.nse_recurrence`, whose
+    docstring says why it is equal; dropout on h_t then uses one mask drawn for all steps); `reference_encode`,
+    the loop written with autograd, is what the tests compare it against and what deeper f_w runs.
 
     Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
     of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are

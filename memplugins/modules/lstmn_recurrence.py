@@ -23,9 +23,14 @@ are complete when step t is reached. The weight gradients of the two per-step pr
 W_s h~_t, W_s = [the h~ part of W; W_h~]) are formed once, as one product over all steps and the batch, instead of
 T small ones; the products on x (W_x x_t, the x part of W) are outside the Function, batched over all t.
 
+One rewrite of (4): tanh(x) = 2σ(2x) - 1, so a_i = 2 v^T σ(2 (W_h h_i + q_t)) - Σ_j v_j. The constant is the same
+for every slot and softmax (5) ignores it, so the scores are taken as 2 v^T σ(2 (...)) (the key tape holds 2 W_h h_i):
+equal up to rounding, and σ costs a third of tanh on the CPU (torch's vectorised tanh is the slower kernel). In the
+backward, 1 - u² = 4σ(1 - σ) and g_v = Σ_i g_a_i (2σ_i - 1) = 2 Σ_i g_a_i σ_i, because each row of g_a sums to 0.
+
 What it saves over autograd: no per-step re-stacking of the tapes (O(T²) copies forward, as many gradient
 accumulations backward), no graph node per operation, and one weight-gradient product per weight. It keeps what
-autograd would: each step's tanh(W_h h_i + q_t) (B, t, h), needed for the backward.
+autograd would: each step's σ(2 (W_h h_i + q_t)) (B, t, h), needed for the backward.
 
 Mixed precision: under autocast the recurrence runs in float32 (`memplugins.modules.autocast`: recurrent state,
 launch-bound per-step products); the batched products on x outside it stay autocast's. A second backward through
@@ -43,7 +48,7 @@ class _Saved:
     """Per-step state of one forward pass, for its backward (plain tensors, no graph)."""
 
     def __init__(self) -> None:
-        self.activations: List[torch.Tensor] = []  # tanh(W_h h_i + q_t), (B, t, h), for t = 1..T-1
+        self.activations: List[torch.Tensor] = []  # σ(2 (W_h h_i + q_t)), (B, t, h), for t = 1..T-1
         self.weights: List[torch.Tensor] = []  # s^t, (B, t)
 
 
