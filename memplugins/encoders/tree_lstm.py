@@ -49,17 +49,23 @@ class TreeLevels(NamedTuple):
     levels: List[Tuple[torch.Tensor, torch.Tensor]]  # per height >= 1: parents' rows (n,), their children's (n, 2)
 
 
-def tree_levels(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> TreeLevels:
-    """The node layout of `tree` (a `BinaryTreeField`'s tensors) over leaves `mask`, shared by the tree encoders.
-    The internal nodes are sorted by height once, so that each level is a slice (padding has height 0: dropped)."""
-    batch_size, max_leaves = mask.shape
-    max_internal = tree["children"].size(1)
+def nodes_per_tree(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> int:
+    """max_leaves + max_internal, after checking that the leaves are exactly the tokens."""
+    max_leaves, max_internal = mask.size(1), tree["children"].size(1)
     if max_leaves != max_internal + 1:
         raise ConfigurationError(
             f"{encoder}: {max_leaves} leaf positions but trees with up to {max_internal} internal nodes; the "
             "leaves must be exactly the tokens (no start/end tokens)"
         )
-    num_nodes = max_leaves + max_internal
+    return max_leaves + max_internal
+
+
+def tree_levels(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> TreeLevels:
+    """The node layout of `tree` (a `BinaryTreeField`'s tensors) over leaves `mask`, shared by the tree encoders.
+    The internal nodes are sorted by height once, so that each level is a slice (padding has height 0: dropped)."""
+    batch_size, max_leaves = mask.shape
+    max_internal = tree["children"].size(1)
+    num_nodes = nodes_per_tree(encoder, mask, tree)
     device = mask.device
     offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
     node_ids = offsets + max_leaves + torch.arange(max_internal, device=device)  # (B, max_internal), flat
@@ -231,9 +237,9 @@ class TreeLstmEncoder(Seq2VecEncoder):
         if self.leaf_lstm is not None:
             inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
-        layout = tree_levels("tree_lstm", mask, tree)  # checks the leaves; gives the buffer size
+        num_nodes = nodes_per_tree("tree_lstm", mask, tree)
         d = self._hidden_dim
-        sided = sided_levels(mask, tree, layout.num_nodes)
+        sided = sided_levels(mask, tree, num_nodes)
         bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
         left_bias = torch.cat([bias_i, bias_i, bias_f, bias_f, bias_c.new_zeros(d), bias_o])
         leaf_weights = self.leaf_output_weights.weight.view(8, d, -1)
@@ -249,13 +255,13 @@ class TreeLstmEncoder(Seq2VecEncoder):
             leaf_records,
             torch.cat(sided.leaf_rows),
             sided,
-            batch_size * layout.num_nodes,
+            batch_size * num_nodes,
             (internal_weights[LEFT_BLOCKS].reshape(6 * d, d), internal_weights[RIGHT_BLOCKS].reshape(6 * d, d),
              peepholes[LEFT_PEEPHOLES].reshape(4 * d, d), peepholes[RIGHT_PEEPHOLES].reshape(4 * d, d),
              self.output_peephole.weight, left_bias, bias_c),
             self._activation,
         )
-        return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)
+        return tree_output(outputs.view(batch_size, num_nodes, d), self.leaf_states(inputs), mask, tree)
 
     def reference_encode(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
