@@ -15,3 +15,4 @@ from memplugins.models import RteAttention  # noqa: F401
 from memplugins.predictors import EntailmentPairsPredictor  # noqa: F401
 from memplugins.commands import AttentionMap  # noqa: F401
 from memplugins.decoders import NseDecoderNet  # noqa: F401
+from memplugins.training import DeadlineCallback  # noqa: F401

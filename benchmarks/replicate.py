@@ -1,0 +1,272 @@
+"""
+Replicate the papers' results on the data we have, in resumable pieces, beside the allennlp-models peer of each
+family. Not part of CI: each protocol is hours of CPU.
+
+    .venv/bin/python benchmarks/replicate.py FAMILY [FAMILY ...] [--minutes N] [--rows NAME ...] [--seeds 1 2 3]
+    .venv/bin/python benchmarks/replicate.py --list
+    .venv/bin/python benchmarks/replicate.py --table            # re-print every result, train nothing
+
+For every row of a family (ours and the peer), it runs `allennlp train` on the paper's protocol as the config
+header states it: the paper's data split (all SST phrases for training where the paper trains on them, sentences for
+dev/test), its epochs, model selection on dev (AllenNLP's `validation_metric`; the archive holds the best epoch).
+With `--minutes N` the invocation trains until N minutes have passed: the `deadline` trainer callback
+(`memplugins/training/deadline.py`) saves a checkpoint after the batch in progress and stops. The next invocation
+resumes that run with `allennlp train --recover` (memplugins' exact resume: the same weights and validation
+metrics as an uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
+on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
+the paper's figure, the commits the pieces ran on). A row with a result is never trained again; an invocation with
+nothing left to train only prints the tables.
+
+Runs live in `--runs` (default `$MEMPLUGINS_RUNS` or `~/.cache/memplugins/replicate`: outside the checkout, so a
+fresh checkout resumes them); each run directory is locked while a process trains it, so two invocations (one per
+core) can share the folder. `--device cuda:0` trains on a GPU (the row's device is recorded); chunks of 9 minutes fit
+a GPU command's 10-minute limit.
+"""
+import argparse
+import datetime
+import fcntl
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from replication_rows import FAMILIES, Row
+
+ROOT = Path(__file__).resolve().parent.parent
+ALLENNLP = str(Path(sys.executable).parent / "allennlp")
+DEADLINE_EXIT_CODE = 75  # memplugins.training.deadline.DEADLINE_EXIT_CODE (not imported: that pulls in torch)
+DEFAULT_RUNS = Path(os.environ.get("MEMPLUGINS_RUNS", Path.home() / ".cache" / "memplugins" / "replicate"))
+
+
+def commit() -> str:
+    described = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    return described.stdout.strip() or "unknown"
+
+
+@dataclass
+class RunState:
+    """What `run.json` in a run directory keeps between invocations."""
+
+    row: str
+    seed: int
+    device: str
+    threads: int
+    commits: List[str] = field(default_factory=list)
+    pieces: List[Dict] = field(default_factory=list)
+    done: bool = False
+
+    @classmethod
+    def load(cls, path: Path) -> Optional["RunState"]:
+        return cls(**json.loads(path.read_text())) if path.exists() else None
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=1) + "\n")
+
+
+class Replication:
+    def __init__(self, args) -> None:
+        self.data = Path(args.data).resolve()
+        self.runs = Path(args.runs).expanduser().resolve()
+        self.results = Path(args.results).resolve()
+        self.device = args.device
+        self.threads = args.threads
+        self.deadline = time.time() + 60 * args.minutes if args.minutes is not None else None
+
+    # ----- paths and environment
+    def run_dir(self, row: Row, seed: int) -> Path:
+        return self.runs / f"{row.name}-seed{seed}"
+
+    def environment(self, row: Row, seed: int) -> Dict[str, str]:
+        cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
+        variables = {name: (str(self.data / value[len("DATA/"):]) if value.startswith("DATA/") else value)
+                     for name, value in row.variables.items()}
+        env = {**os.environ, **variables, "CUDA_DEVICE": cuda, "OMP_NUM_THREADS": str(self.threads),
+               "MKL_NUM_THREADS": str(self.threads), "PYTHONPATH": f"{ROOT}:{ROOT / 'benchmarks'}"}
+        if self.deadline is not None:
+            env["MEMPLUGINS_TRAIN_DEADLINE"] = str(self.deadline)
+        else:
+            env.pop("MEMPLUGINS_TRAIN_DEADLINE", None)
+        return env
+
+    def overrides(self, row: Row, seed: int) -> dict:
+        # The seeds and the deadline callback are part of the config, so `--recover` finds it unchanged; the
+        # deadline itself travels in the environment.
+        seeds = {"random_seed": 13370 + seed, "numpy_seed": 1337 + seed, "pytorch_seed": 133 + seed}
+        callbacks = {"trainer": {"callbacks": [{"type": "deadline"}] + row.callbacks}}
+        return merge(merge(row.overrides, seeds), callbacks)
+
+    # ----- one row
+    def train(self, row: Row, seed: int) -> Optional[RunState]:
+        """Trains (or resumes) one run until its protocol ends or the deadline passes; returns its state."""
+        out = self.run_dir(row, seed)
+        out.mkdir(parents=True, exist_ok=True)
+        lock = open(out / ".lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"{out.name}: another process is training it; skipped", file=sys.stderr)
+            return None
+        state_path = out / "run.json"
+        state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads)
+        while not state.done:
+            if self.deadline is not None and time.time() >= self.deadline:
+                return state
+            serialization = out / "train"
+            recover = (serialization / "config.json").exists()
+            if not recover and serialization.exists():
+                subprocess.run(["rm", "-rf", str(serialization)], check=True)
+            command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization), "--include-package",
+                       "memplugins", "--file-friendly-logging", "-o", json.dumps(self.overrides(row, seed))] + (["--recover"] if recover else [])
+            started = time.time()
+            with open(out / "train.log", "a") as log:
+                log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} {' '.join(command)}\n")
+                log.flush()
+                code = subprocess.run(command, cwd=ROOT, env=self.environment(row, seed), stdout=subprocess.DEVNULL,
+                                      stderr=log).returncode
+            if commit() not in state.commits:
+                state.commits.append(commit())
+            state.pieces.append({"started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
+                                 "seconds": round(time.time() - started), "device": self.device, "exit": code,
+                                 "epochs_done": epochs_done(serialization)})
+            if code == 0 and (serialization / "model.tar.gz").exists():
+                state.done = True
+            elif code != DEADLINE_EXIT_CODE:
+                state.save(state_path)
+                tail = (out / "train.log").read_text().splitlines()[-15:]
+                raise RuntimeError(f"{out.name}: allennlp train exited {code}; end of {out / 'train.log'}:\n" +
+                                   "\n".join(tail))
+            state.save(state_path)
+            print(f"{out.name}: {'protocol complete' if state.done else 'stopped at the deadline'} after "
+                  f"{state.pieces[-1]['seconds']} s ({state.pieces[-1]['epochs_done']} epochs done)", file=sys.stderr)
+        return state
+
+    def evaluate(self, row: Row, seed: int, state: RunState) -> dict:
+        """The best checkpoint's test metric, appended to the results file once."""
+        out = self.run_dir(row, seed)
+        archive = out / "train" / "model.tar.gz"
+        test_file = self.data / row.test_file[len("DATA/"):] if row.test_file.startswith("DATA/") else Path(row.test_file)
+        env = self.environment(row, seed)
+        if row.metric == "token_perplexity":
+            printed = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ptb_token_perplexity.py"),
+                                      str(archive), str(test_file)], cwd=ROOT, env=env, capture_output=True,
+                                     text=True, check=True).stdout
+            value = float(printed.split()[-1])
+        else:
+            output = out / "test_metrics.json"
+            subprocess.run([ALLENNLP, "evaluate", str(archive), str(test_file), "--output-file", str(output),
+                            "--include-package", "memplugins", "--cuda-device", env["CUDA_DEVICE"]],
+                           cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            value = json.loads(output.read_text())[row.metric]
+        metrics = json.loads((out / "train" / "metrics.json").read_text())
+        return {
+            "family": row.family, "row": row.name, "system": row.system, "label": row.label, "config": row.config,
+            "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
+            "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
+            "metric": row.metric, "value": value, "paper": row.paper, "device": state.device,
+            "threads": state.threads, "train_seconds": sum(piece["seconds"] for piece in state.pieces),
+            "pieces": len(state.pieces), "commits": state.commits,
+            "date": datetime.date.today().isoformat(),
+        }
+
+    def run(self, rows: List[Row], seeds: List[int]) -> None:
+        done = {(result["row"], result["seed"]) for result in read_results(self.results)}
+        for row in rows:
+            for seed in row.seeds or seeds:
+                if (row.name, seed) in done:
+                    continue
+                state = self.train(row, seed)
+                if state is None or not state.done:
+                    continue
+                result = self.evaluate(row, seed, state)
+                self.results.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.results, "a") as results:
+                    results.write(json.dumps(result) + "\n")
+                print(f"{row.name} seed {seed}: test {row.metric} {result['value']:.4f}", file=sys.stderr)
+
+
+def merge(base: dict, extra: dict) -> dict:
+    merged = dict(base)
+    for key, value in extra.items():
+        merged[key] = merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
+
+
+def epochs_done(serialization: Path) -> int:
+    return len(list(serialization.glob("metrics_epoch_*.json")))
+
+
+def read_results(path: Path) -> List[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def table(results: List[dict], families: Optional[List[str]] = None) -> str:
+    """One markdown table per family: every (row, seed) result, then each row's best-dev seed."""
+    blocks = []
+    for family in dict.fromkeys(result["family"] for result in results):
+        if families and family not in families:
+            continue
+        lines = [f"### {family}", "",
+                 "| row | system | test | dev | paper | seeds | epochs | train time | device | commit |",
+                 "|---|---|---:|---:|---:|---|---:|---:|---|---|"]
+        by_row: Dict[str, List[dict]] = {}
+        for result in results:
+            if result["family"] == family:
+                by_row.setdefault(result["row"], []).append(result)
+        for name, runs in by_row.items():
+            best = choose(runs)
+            seeds = " / ".join(f"{run['value']:.4f}" if run["value"] < 10 else f"{run['value']:.1f}" for run in runs)
+            value = f"{best['value']:.4f}" if best["value"] < 10 else f"{best['value']:.1f}"
+            dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
+            hours = sum(run["train_seconds"] for run in runs) / 3600
+            lines.append(f"| {best['label']} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
+                         f"{seeds} | {best['epochs']} | {hours:.1f} h | {best['device']} ({best['threads']} thr.) | "
+                         f"{best['commits'][-1]} |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def choose(runs: List[dict]) -> dict:
+    """The run with the best dev metric (the paper's best-of-seeds protocol); lower is better for perplexity."""
+    sign = -1 if "perplexity" in runs[0]["dev_metric"] else 1
+    return max(runs, key=lambda run: sign * (run["dev"] if run["dev"] is not None else -math.inf * sign))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("families", nargs="*", help=f"one or more of: {', '.join(FAMILIES)}")
+    parser.add_argument("--rows", nargs="*", help="only these rows of the families (see --list)")
+    parser.add_argument("--seeds", nargs="*", type=int, default=[1], help="seeds for rows that do not fix theirs")
+    parser.add_argument("--minutes", type=float, help="stop training after this many minutes (resume next time)")
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--runs", default=str(DEFAULT_RUNS))
+    parser.add_argument("--results", default=str(ROOT / "benchmarks" / "replication.jsonl"))
+    parser.add_argument("--device", default="cpu", help="cpu or cuda:N")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the training process")
+    parser.add_argument("--list", action="store_true", help="list the families' rows and exit")
+    parser.add_argument("--table", action="store_true", help="print the results tables and exit")
+    args = parser.parse_args()
+    unknown = [family for family in args.families if family not in FAMILIES]
+    if unknown:
+        parser.error(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    if args.list:
+        for family in args.families or FAMILIES:
+            for row in FAMILIES[family]:
+                print(f"{family:16} {row.name:32} {row.system:5} {row.config}  ({row.data})")
+        return
+    if not args.table:
+        rows = [row for family in args.families for row in FAMILIES[family] if not args.rows or row.name in args.rows]
+        if args.rows and len(rows) < len(args.rows):
+            parser.error(f"unknown rows among {args.rows} (see --list)")
+        Replication(args).run(rows, args.seeds)
+    print(table(read_results(Path(args.results)), args.families or None))
+
+
+if __name__ == "__main__":
+    main()

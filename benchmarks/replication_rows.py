@@ -1,0 +1,115 @@
+"""
+The rows `benchmarks/replicate.py` trains: per family, our model(s) on the paper's protocol and the allennlp-models
+peer on the same data, vectors and budget. `DATA/...` paths are under `--data` (default ../shared/data).
+
+A row that has started must not change (its config is checked on `--recover`): add a new row instead.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+PTB = {"PTB_TRAIN": "DATA/ptb/ptb.train.txt", "PTB_VALIDATION": "DATA/ptb/ptb.valid.txt"}
+GLOVE = {"GLOVE_PATH": "DATA/glove/glove.6B.50d.sst_snli-devtest.txt.gz", "EMBEDDING_DIM": "50"}
+SST = {"SST_TRAIN": "DATA/sst/trees/train.txt", "SST_VALIDATION": "DATA/sst/trees/dev.txt", **GLOVE}
+SST_TEST = "DATA/sst/trees/test.txt"
+
+
+@dataclass
+class Row:
+    name: str
+    family: str
+    system: str  # "ours" or "peer"
+    label: str
+    config: str  # relative to the repository root
+    variables: Dict[str, str]  # the config's std.extVar values
+    test_file: str
+    metric: str  # a key of `allennlp evaluate`'s output, or "token_perplexity"
+    dev_metric: str  # the validation metric the trainer selects on (without sign)
+    data: str  # what it trains and selects on, for the table
+    paper: Optional[float] = None
+    overrides: dict = field(default_factory=dict)
+    callbacks: List[dict] = field(default_factory=list)
+    seeds: Optional[List[int]] = None  # rows that fix their seeds (best-of-seeds protocols)
+
+
+def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
+    """The override that trains on every labelled phrase and validates / tests on sentences."""
+    indexers = token_indexers or {"tokens": {"type": "single_id", "lowercase_tokens": True}}
+    reader = {"type": "sst_tokens", "granularity": granularity, "token_indexers": indexers}
+    return {"dataset_reader": {**reader, "use_subtrees": True}, "validation_dataset_reader": {**reader, "use_subtrees": False}}
+
+
+def _ptb() -> List[Row]:
+    epochs = {"NUM_EPOCHS": "20"}
+    common = dict(family="ptb_lm", variables={**PTB, **epochs, "LM_DROPOUT": "0.5"}, test_file="DATA/ptb/ptb.test.txt",
+                  metric="token_perplexity", dev_metric="perplexity", data="PTB train, best epoch on valid, 20 epochs")
+    lstm = {"model": {"contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 1}}}
+    lstm3 = {"model": {"contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 3,
+                                          "dropout": 0.5}}}
+    return [
+        Row("ptb_lstmn", system="ours", label="lstmn, 1 layer", config="training_config/ptb_lstmn_lm.jsonnet",
+            paper=108, **common),
+        Row("ptb_lstm", system="peer", label="language_model + lstm, 1 layer", overrides=lstm,
+            config="training_config/ptb_lstmn_lm.jsonnet", paper=115, **common),
+        Row("ptb_lstmn_3layers", system="ours", label="lstmn, 3 layers",
+            config="training_config/ptb_lstmn_lm_3layers.jsonnet", paper=102, **common),
+        Row("ptb_lstm_3layers", system="peer", label="language_model + lstm, 3 layers", overrides=lstm3,
+            config="training_config/ptb_lstmn_lm.jsonnet", paper=115, **common),
+    ]
+
+
+def _sst(family: str, rows: List[tuple], epochs: int, seeds: Optional[List[int]] = None) -> List[Row]:
+    """rows: (name, label, config, granularity, paper, extra variables, phrases)."""
+    built = []
+    for name, label, config, granularity, paper, variables, phrases in rows:
+        overrides = sst_sentences_validation(granularity) if phrases == "override" else {}
+        built.append(Row(
+            name, family=family, system="ours" if family != "sst_peers" else "peer", label=label, config=config,
+            variables={**SST, "NUM_EPOCHS": str(epochs), "SST_GRANULARITY": granularity, **variables},
+            test_file=SST_TEST, metric="accuracy", dev_metric="accuracy", paper=paper, overrides=overrides,
+            data=f"SST {granularity} train phrases, best of {epochs} epochs on dev sentences", seeds=seeds,
+        ))
+    return built
+
+
+FAMILIES: Dict[str, List[Row]] = {
+    "ptb_lm": _ptb(),
+    # Le & Zuidema train on every node (the tree classifier's loss) for 20 epochs; best of 10 seeds by dev.
+    "sst_tree_lstm": _sst("sst_tree_lstm", [
+        ("sst5_tree_lstm", "tree_lstm, fine-grained", "training_config/sst5_tree_lstm.jsonnet", "5-class", 0.480, {}, "config"),
+        ("sst2_tree_lstm", "tree_lstm, binary", "training_config/sst2_tree_lstm.jsonnet", "2-class", 0.862, {}, "config"),
+    ], epochs=20, seeds=[1, 2, 3]),
+    # Cheng et al. give no epoch count; 10 epochs with the best on dev.
+    "sst_lstmn": _sst("sst_lstmn", [
+        ("sst5_lstmn", "lstmn, fine-grained", "training_config/sst_lstmn.jsonnet", "5-class", 0.476, {"LSTMN_LAYERS": "1"}, "override"),
+        ("sst2_lstmn", "lstmn, binary", "training_config/sst_lstmn.jsonnet", "2-class", 0.863, {"LSTMN_LAYERS": "1"}, "override"),
+    ], epochs=10),
+    # Munkhdalai & Yu: 25 epochs on the phrases (the configs train on them).
+    "sst_nse": _sst("sst_nse", [
+        ("sst5_nse", "nse, fine-grained", "training_config/sst5_nse.jsonnet", "5-class", 0.528, {}, "config"),
+        ("sst2_nse", "nse, binary", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config"),
+    ], epochs=25),
+    # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
+    "sst_iram": _sst("sst_iram", [
+        ("sst2_iram_vanilla", "iram vanilla, binary", "training_config/sst2_iram_vanilla.jsonnet", "2-class", 0.887, {}, "config"),
+        ("sst2_iram_full", "iram full, binary", "training_config/sst2_iram_full.jsonnet", "2-class", 0.901, {}, "config"),
+        ("sst5_iram_full", "iram full, fine-grained", "training_config/sst5_iram_full.jsonnet", "5-class", 0.537, {}, "config"),
+        ("sst2_bilstm_baseline", "BiLSTM + maxout (the paper's baseline)", "training_config/sst2_bilstm_baseline.jsonnet",
+         "2-class", None, {}, "config"),
+    ], epochs=10),
+    # allennlp-models' peers on the same phrases and (fixed) vectors, 10 epochs, best on dev.
+    "sst_peers": _sst("sst_peers", [
+        ("sst5_basic_lstm", "basic_classifier + lstm, fine-grained", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "5-class", None, {}, "config"),
+        ("sst2_basic_lstm", "basic_classifier + lstm, binary", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {}, "config"),
+        ("sst5_bcn", "bcn, fine-grained", "benchmarks/configs/sst_bcn.jsonnet", "5-class", None, {}, "config"),
+        ("sst2_bcn", "bcn, binary", "benchmarks/configs/sst_bcn.jsonnet", "2-class", None, {}, "config"),
+    ], epochs=10),
+    "wikiqa": [
+        Row("wikiqa_mma_nse", family="wikiqa", system="ours", label="answer_selection (MMA-NSE attention)",
+            config="training_config/wikiqa_mma_nse_attention.jsonnet",
+            variables={"WIKIQA_TRAIN": "DATA/wikiqa/WikiQACorpus/WikiQA-train.txt",
+                       "WIKIQA_VALIDATION": "DATA/wikiqa/WikiQACorpus/WikiQA-dev.tsv", "NUM_EPOCHS": "10",
+                       "GLOVE_PATH": "DATA/glove/glove.6B.50d.top100k.txt.gz", "EMBEDDING_DIM": "50"},
+            test_file="DATA/wikiqa/WikiQACorpus/WikiQA-test.tsv", metric="MAP", dev_metric="MAP", paper=0.6811,
+            data="WikiQA train, best of 10 epochs on dev MAP"),
+    ],
+}
