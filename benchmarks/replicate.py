@@ -76,6 +76,7 @@ class Replication:
         self.device = args.device
         self.threads = args.threads
         self.deadline = time.time() + 60 * args.minutes if args.minutes is not None else None
+        self.pieces_run = 0
 
     # ----- paths and environment
     def run_dir(self, row: Row, seed: int) -> Path:
@@ -94,11 +95,17 @@ class Replication:
         return env
 
     def overrides(self, row: Row, seed: int) -> dict:
-        # The seeds and the deadline callback are part of the config, so `--recover` finds it unchanged; the
-        # deadline itself travels in the environment.
+        """AllenNLP's `-o` overrides (dotted keys replace what they name): the row's, its seeds, and the deadline
+        callback added to the config's own callbacks. All of it is part of the config, so `--recover` finds it
+        unchanged; the deadline itself travels in the environment."""
+        import _jsonnet
+        from memplugins.compat import CONFIG_DEFAULTS
+
+        env = self.environment(row, seed)
+        config = json.loads(_jsonnet.evaluate_file(str(ROOT / row.config), ext_vars={**CONFIG_DEFAULTS, **env}))
         seeds = {"random_seed": 13370 + seed, "numpy_seed": 1337 + seed, "pytorch_seed": 133 + seed}
-        callbacks = {"trainer": {"callbacks": [{"type": "deadline"}] + row.callbacks}}
-        return merge(merge(row.overrides, seeds), callbacks)
+        callbacks = config.get("trainer", {}).get("callbacks", []) + [{"type": "deadline"}] + row.callbacks
+        return {**row.overrides, **seeds, "trainer.callbacks": callbacks}
 
     # ----- one row
     def train(self, row: Row, seed: int) -> Optional[RunState]:
@@ -114,8 +121,10 @@ class Replication:
         state_path = out / "run.json"
         state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads)
         while not state.done:
-            if self.deadline is not None and time.time() >= self.deadline:
+            # the first piece of an invocation always runs (at least one batch), so every call makes progress
+            if self.deadline is not None and time.time() >= self.deadline and self.pieces_run > 0:
                 return state
+            self.pieces_run += 1
             serialization = out / "train"
             recover = (serialization / "config.json").exists()
             if not recover and serialization.exists():
@@ -189,13 +198,6 @@ class Replication:
                 print(f"{row.name} seed {seed}: test {row.metric} {result['value']:.4f}", file=sys.stderr)
 
 
-def merge(base: dict, extra: dict) -> dict:
-    merged = dict(base)
-    for key, value in extra.items():
-        merged[key] = merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
-    return merged
-
-
 def epochs_done(serialization: Path) -> int:
     return len(list(serialization.glob("metrics_epoch_*.json")))
 
@@ -249,9 +251,13 @@ def main() -> None:
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "replication.jsonl"))
     parser.add_argument("--device", default="cpu", help="cpu or cuda:N")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the training process")
+    parser.add_argument("--spec", help="a JSON file {\"family\": NAME, \"rows\": [Row fields, ...]} adding a family")
     parser.add_argument("--list", action="store_true", help="list the families' rows and exit")
     parser.add_argument("--table", action="store_true", help="print the results tables and exit")
     args = parser.parse_args()
+    if args.spec:
+        spec = json.loads(Path(args.spec).read_text())
+        FAMILIES[spec["family"]] = [Row(family=spec["family"], **row) for row in spec["rows"]]
     unknown = [family for family in args.families if family not in FAMILIES]
     if unknown:
         parser.error(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")

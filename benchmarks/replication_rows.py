@@ -26,25 +26,26 @@ class Row:
     dev_metric: str  # the validation metric the trainer selects on (without sign)
     data: str  # what it trains and selects on, for the table
     paper: Optional[float] = None
-    overrides: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)  # AllenNLP `-o` keys: "a.b" replaces b inside a
     callbacks: List[dict] = field(default_factory=list)
     seeds: Optional[List[int]] = None  # rows that fix their seeds (best-of-seeds protocols)
 
 
 def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
-    """The override that trains on every labelled phrase and validates / tests on sentences."""
+    """The override that trains on every labelled phrase and validates / tests on sentences (AllenNLP's dotted
+    override keys: `dataset_reader.use_subtrees` changes one value, `validation_dataset_reader` adds a reader)."""
     indexers = token_indexers or {"tokens": {"type": "single_id", "lowercase_tokens": True}}
     reader = {"type": "sst_tokens", "granularity": granularity, "token_indexers": indexers}
-    return {"dataset_reader": {**reader, "use_subtrees": True}, "validation_dataset_reader": {**reader, "use_subtrees": False}}
+    return {"dataset_reader.use_subtrees": True, "validation_dataset_reader": {**reader, "use_subtrees": False}}
 
 
 def _ptb() -> List[Row]:
     epochs = {"NUM_EPOCHS": "20"}
     common = dict(family="ptb_lm", variables={**PTB, **epochs, "LM_DROPOUT": "0.5"}, test_file="DATA/ptb/ptb.test.txt",
                   metric="token_perplexity", dev_metric="perplexity", data="PTB train, best epoch on valid, 20 epochs")
-    lstm = {"model": {"contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 1}}}
-    lstm3 = {"model": {"contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 3,
-                                          "dropout": 0.5}}}
+    lstm = {"model.contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 1}}
+    lstm3 = {"model.contextualizer": {"type": "lstm", "input_size": 150, "hidden_size": 300, "num_layers": 3,
+                                      "dropout": 0.5}}
     return [
         Row("ptb_lstmn", system="ours", label="lstmn, 1 layer", config="training_config/ptb_lstmn_lm.jsonnet",
             paper=108, **common),

@@ -1,0 +1,56 @@
+"""benchmarks/replicate.py: a run stopped by --minutes and resumed gives the results of a run straight through."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+SPEC = {
+    "family": "tiny_rte",
+    "rows": [{
+        "name": "tiny_rte", "system": "ours", "label": "rte_attention word_by_word (test sizes)",
+        "config": "tests/fixtures/rte_attention.jsonnet", "variables": {},
+        "overrides": {"data_loader.shuffle": True, "trainer.num_epochs": 3},
+        "test_file": "fixtures/snli/tiny.jsonl", "metric": "accuracy", "dev_metric": "accuracy",
+        "data": "the 20-pair fixture", "paper": 0.5,
+    }],
+}
+
+
+def _replicate(tmp_path, runs: str, *arguments: str) -> str:
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+               str(tmp_path / "spec.json"), "--runs", str(tmp_path / runs), "--results", str(tmp_path / f"{runs}.jsonl"),
+               *arguments]
+    finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    return finished.stdout
+
+
+def test_pieces_give_the_straight_result(tmp_path):
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    _replicate(tmp_path, "straight")
+    # a call whose deadline has passed trains one batch of its first piece, then stops (in-process tests of the
+    # deadline callback, tests/training/deadline_test.py, cover several pieces and epoch boundaries)
+    _replicate(tmp_path, "pieces", "--minutes", "0.00001")
+    state = json.loads((tmp_path / "pieces" / "tiny_rte-seed1" / "run.json").read_text())
+    assert [piece["exit"] for piece in state["pieces"]] == [75] and not state["done"]
+    assert not (tmp_path / "pieces.jsonl").exists()
+    # the overrides change what they name and keep the rest of the config
+    config = json.loads((tmp_path / "pieces" / "tiny_rte-seed1" / "train" / "config.json").read_text())
+    assert config["trainer"]["num_epochs"] == 3 and config["trainer"]["optimizer"] == {"type": "adam", "lr": 0.01}
+    assert config["trainer"]["callbacks"] == [{"type": "deadline"}] and config["data_loader"]["batch_size"] == 5
+    table = _replicate(tmp_path, "pieces")
+
+    straight, = [json.loads(line) for line in (tmp_path / "straight.jsonl").read_text().splitlines()]
+    pieces, = [json.loads(line) for line in (tmp_path / "pieces.jsonl").read_text().splitlines()]
+    assert pieces["pieces"] == 2 and straight["pieces"] == 1
+    for key in ("value", "dev", "epochs", "best_epoch", "seed", "metric", "paper"):
+        assert pieces[key] == straight[key], key
+    assert "| rte_attention word_by_word (test sizes) | ours |" in table
+
+    # nothing left to train: the call only prints the table, and appends nothing
+    again = _replicate(tmp_path, "pieces", "--minutes", "0.00001")
+    assert again == table
+    assert len((tmp_path / "pieces.jsonl").read_text().splitlines()) == 1
