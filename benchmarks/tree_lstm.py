@@ -1,6 +1,6 @@
 """
 Forward+backward time of the level-batched `tree_lstm` on real SST batches, against (a) the recursive one-tree-at-a-
-time reference of the same equations (tests/encoders/tree_lstm_reference.py; how the common PyTorch tree LSTMs
+time reference of the same equations (memplugins.modules.reference.tree_lstm; how the common PyTorch tree LSTMs
 work) and (b) `torch.nn.LSTM` of the same size over the same sentences (as a padded batch). All three are timed in
 one run, interleaved, over the same batches (consecutive sentences of the file, `--batch` each); medians reported.
 
@@ -12,28 +12,25 @@ one run, interleaved, over the same batches (consecutive sentences of the file, 
 """
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
+from load import conditions  # benchmarks/ is this file's folder
+from memplugins.encoders.tree_lstm import TreeLstmEncoder
+from memplugins.fields import batch_trees
+from memplugins.modules.reference.tree_lstm import tree_lstm_reference
+from memplugins.readers import parse_sst_tree
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # for tests.encoders.tree_lstm_reference
-
-from memplugins.encoders.tree_lstm import TreeLstmEncoder  # noqa: E402
-from memplugins.readers import parse_sst_tree  # noqa: E402
-from tests.encoders.tree_lstm_reference import batch_of, reference_tree_lstm  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from load import conditions  # noqa: E402
 
 
 def batches(path: str, batch_size: int, count: int):
     lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
     for start in range(0, min(len(lines), batch_size * count), batch_size):
         trees = [parse_sst_tree(line) for line in lines[start : start + batch_size]]
-        yield (trees, *batch_of(trees))
+        yield (trees, *batch_trees(trees))
 
 
 def main() -> None:
@@ -61,7 +58,7 @@ def main() -> None:
     def recursive(trees, tensors, mask, inputs):
         total = 0
         for b, tree in enumerate(trees):
-            total = total + torch.stack(reference_tree_lstm(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
+            total = total + torch.stack(tree_lstm_reference(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
         total.backward()
 
     def sequential_lstm(trees, tensors, mask, inputs):

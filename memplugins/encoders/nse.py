@@ -4,11 +4,10 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
+from memplugins.modules.fast.nse import CellWeights, Memory, nse_recurrence
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.factored_memory import FactoredMemory, WriteHistory, read_memories
-from memplugins.modules.nse_recurrence import nse_recurrence
+from memplugins.modules.reference.nse import nse_reference_batch
 from memplugins.modules.reversal import reverse_padded
-from memplugins.modules.step_linear import StepLinear
 
 OUTPUTS = ("hidden", "memory")
 COMPOSE_ACTIVATIONS = {"relu": torch.relu, "linear": lambda x: x}
@@ -43,12 +42,12 @@ class NseEncoder(Seq2SeqEncoder):
     The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
     read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
     receives the same h_t, the memories are kept in the exactly equivalent factored form
-    M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t] (`memplugins.modules.factored_memory`, which derives it from (6)): a
-    step reads the fixed M_0 and the written history instead of building and differentiating a new (T × k) memory,
-    and M_T is formed once at the end. With one write-LSTM layer (the paper's and every shipped config's) the loop
-    runs as one autograd Function with a hand-written backward (`memplugins.modules.nse_recurrence`, whose
-    docstring says why it is equal; dropout on h_t then uses one mask drawn for all steps); `reference_encode`,
-    the loop written with autograd, is what the tests compare it against and what deeper f_w runs.
+    M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t]: a step reads the fixed M_0 and the written history instead of
+    building a new (T × k) memory, and M_T is formed once at the end. With one write-LSTM layer (the paper's and
+    every shipped config's) the loop runs as one autograd Function with a hand-written backward
+    (`memplugins.modules.fast.nse`, whose docstring derives the factored form and tabulates the adjoints; dropout
+    on h_t uses one mask drawn for all steps). `memplugins.modules.reference.nse` writes eq. 1-15 literally, one
+    example at a time: the tests compare the fast path with it, and deeper f_w runs it.
 
     Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
     of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
@@ -128,7 +127,7 @@ class NseEncoder(Seq2SeqEncoder):
         if output not in OUTPUTS:
             raise ConfigurationError(f"nse: output must be one of {OUTPUTS}, got {output!r}")
         self._input_size = input_size
-        self._hidden_size = hidden_size
+        self.hidden_size = hidden_size
         self._num_extra_memories = num_extra_memories
         self._write_extra_memories = write_extra_memories
         self._output = output
@@ -156,7 +155,7 @@ class NseEncoder(Seq2SeqEncoder):
         return self._input_size
 
     def get_output_dim(self) -> int:
-        return self._hidden_size * (2 if self.backward_encoder is not None else 1)
+        return self.hidden_size * (2 if self.backward_encoder is not None else 1)
 
     def is_bidirectional(self) -> bool:
         return self.backward_encoder is not None
@@ -204,6 +203,12 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError("nse: encode(...) is left to right; this model needs bidirectional: false")
         return self._encode(inputs, mask, extra_memories)
 
+    def _dropout_mask(self, inputs: torch.Tensor) -> Optional[torch.Tensor]:
+        """A scaled dropout mask `(B, T, k)` for all steps at once, or None when dropout is off."""
+        if not (self.training and self._dropout.p > 0):
+            return None
+        return self._dropout(inputs.new_ones(*inputs.shape[:2], self.hidden_size))
+
     def _encode(
         self,
         inputs: torch.Tensor,
@@ -214,108 +219,32 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError(
                 f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"
             )
-        if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer
-            return self.reference_encode(inputs, mask, extra_memories)
+        if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: the literal reference runs deeper f_w
+            read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
+            return NseOutput(*nse_reference_batch(self, inputs, mask, extra_memories, read_dropout, value_dropout))
         read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
         read_outputs = self._dropout(read_outputs)
-        batch_size, num_steps, k = read_outputs.size()
+        k = self.hidden_size
+        dropout_mask = self._dropout_mask(inputs)  # on h_t: drawn for all steps at once
         memories = [(self.initial_memory(inputs, mask), mask, True)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
         # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
-        scored = [(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)
-                  for initial, slots, written in memories]
+        memories = [Memory(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)
+                    for initial, slots, written in memories]
         composed_reads = torch.nn.functional.linear(read_outputs, self.compose.weight[:, :k], self.compose.bias)
-        dropout_mask = None
-        if self.training and self._dropout.p > 0:  # drawn for all steps at once (see nse_recurrence)
-            dropout_mask = self._dropout(read_outputs.new_ones(batch_size, num_steps, k))
         cell = self.write_cells[0]
         values, keys, decays, write_weights = nse_recurrence(  # (2)-(6), (10)-(15)
-            read_outputs, composed_reads, mask, dropout_mask, scored, self.compose.weight[:, k:],
-            cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh, self._compose_activation_name,
+            read_outputs, composed_reads, mask, dropout_mask, memories,
+            CellWeights(self.compose.weight[:, k:], cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh),
+            self._compose_activation_name,
         )
         finals, written_index = [], 0
-        for initial, _, written in memories:  # M_T = diag(a_T) M_0 + W_T H_T
-            if written:
+        for memory in memories:  # M_T = diag(a_T) M_0 + W_T H_T
+            if memory.written:
                 decay, weights = decays[written_index], write_weights[written_index]
-                finals.append(initial * decay.unsqueeze(-1) + torch.bmm(weights, values))
+                finals.append(memory.initial * decay.unsqueeze(-1) + torch.bmm(weights, values))
                 written_index += 1
             else:
-                finals.append(initial)
+                finals.append(memory.initial)
         return NseOutput(hidden=values, memory=finals[0], keys=keys[0], extra_memories=finals[1:],
                          extra_keys=keys[1:])
-
-    def reference_encode(
-        self,
-        inputs: torch.Tensor,
-        mask: torch.BoolTensor,
-        extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
-    ) -> NseOutput:
-        """The loop written with autograd and the factored memory: the plain form the fast path is tested against
-        (and the path for more than one write-LSTM layer)."""
-        batch_size, num_steps, _ = inputs.size()
-        read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
-        read_outputs = self._dropout(read_outputs)
-        # the memories in factored form M_t = diag(a_t) M_0 + W_t H_t (modules/factored_memory.py)
-        memories = [FactoredMemory(self.initial_memory(inputs, mask), mask, read_outputs, written=True)]
-        memories += [
-            FactoredMemory(extra, extra_mask, read_outputs, written=self._write_extra_memories)
-            for extra, extra_mask in extra_memories
-        ]
-        history = WriteHistory(read_outputs, num_reads=sum(memory.written for memory in memories))
-        # (4) splits as W [o_t; m_r; ...] + b = (W_o o_t + b) + W_m [m_r; ...]: the o_t half for all t in one
-        # product; the per-step products defer their weight gradients to one product (modules/step_linear.py)
-        k = self._hidden_size
-        composed_reads = torch.nn.functional.linear(read_outputs, self.compose.weight[:, :k], self.compose.bias)
-        compose_retrieved = StepLinear(self.compose.weight[:, k:])
-        write_layers = [
-            (StepLinear(torch.cat([cell.weight_ih, cell.weight_hh], dim=1)), cell.bias_ih + cell.bias_hh)
-            for cell in self.write_cells
-        ]
-        states = [
-            (inputs.new_zeros(batch_size, self._hidden_size), inputs.new_zeros(batch_size, self._hidden_size))
-            for _ in self.write_cells
-        ]
-        hidden: List[torch.Tensor] = []
-        keys: List[List[torch.Tensor]] = [[] for _ in memories]
-        # steps where no sequence is padded skip the masking (most steps of a length-bucketed batch)
-        step_is_full = mask.all(0).tolist()
-        # unbound rather than indexed per step: the backward of `x[:, t]` is a full-size zero tensor for every t
-        steps = zip(read_outputs.unbind(1), composed_reads.unbind(1), mask.unsqueeze(-1).unbind(1))
-        for t, (o_t, composed_read, step_mask) in enumerate(steps):
-            full = step_is_full[t]
-            # (2), (3) and for each extra memory (10), (11)
-            step_keys, retrieved = read_memories(t, o_t, memories, history)
-            c_t = self._compose_activation(composed_read + compose_retrieved(torch.cat(retrieved, dim=-1)))  # (4), (12)
-            layer_input, new_states = c_t, []
-            for (linear, bias), (h, c) in zip(write_layers, states):  # (5) / (13): LSTMCell's equations
-                gates = linear(torch.cat([layer_input, h], dim=-1)) + bias
-                input_gate, forget_gate, cell_gate, output_gate = gates.chunk(4, dim=-1)
-                c_new = torch.sigmoid(forget_gate) * c + torch.sigmoid(input_gate) * torch.tanh(cell_gate)
-                h_new = torch.sigmoid(output_gate) * torch.tanh(c_new)
-                if full:
-                    new_states.append((h_new, c_new))
-                else:
-                    new_states.append((torch.where(step_mask, h_new, h), torch.where(step_mask, c_new, c)))
-                layer_input = h_new
-            states = new_states
-            h_t = self._dropout(layer_input)
-            if not full:  # a padded step writes nothing
-                h_t = h_t * step_mask
-                step_keys = [z * step_mask for z in step_keys]
-            for memory, z in zip(memories, step_keys):
-                if memory.written:
-                    memory.write(z)  # (6) / (14) / (15)
-            if t + 1 < num_steps:
-                history.write(t, h_t)
-            hidden.append(h_t)
-            for n, z in enumerate(step_keys):
-                keys[n].append(z)
-        hidden_states = torch.stack(hidden, 1)
-        final = [memory.final(hidden_states) for memory in memories]
-        return NseOutput(
-            hidden=hidden_states,
-            memory=final[0],
-            keys=torch.stack(keys[0], 1),
-            extra_memories=final[1:],
-            extra_keys=[torch.stack(k, 1) for k in keys[1:]],
-        )

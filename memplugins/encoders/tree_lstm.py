@@ -1,14 +1,14 @@
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
-from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.tree_lstm_levels import (
-    ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, sided_levels, tree_lstm_levels,
+from memplugins.modules.fast.tree_lstm import (
+    ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, tree_lstm_levels,
 )
+from memplugins.modules.masked_lstm import run_masked_lstm
+from memplugins.modules.tree_layout import nodes_per_tree, right_branching_trees, sided_levels
 
 
 class TreeLstmOutput(NamedTuple):
@@ -40,56 +40,6 @@ def tree_output(
     return TreeLstmOutput(node_states=node_states, node_mask=node_mask, root_states=root_states)
 
 
-class TreeLevels(NamedTuple):
-    """Where a batch of trees' nodes live in a flat node buffer of `batch_size * num_nodes` rows (the field's node
-    order per tree: leaves, then internal nodes), and its internal nodes grouped by height, lowest first."""
-
-    num_nodes: int  # per tree: max_leaves + max_internal
-    leaf_rows: torch.Tensor  # (B * max_leaves,): the leaves' rows
-    levels: List[Tuple[torch.Tensor, torch.Tensor]]  # per height >= 1: parents' rows (n,), their children's (n, 2)
-
-
-def nodes_per_tree(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> int:
-    """max_leaves + max_internal, after checking that the leaves are exactly the tokens."""
-    max_leaves, max_internal = mask.size(1), tree["children"].size(1)
-    if max_leaves != max_internal + 1:
-        raise ConfigurationError(
-            f"{encoder}: {max_leaves} leaf positions but trees with up to {max_internal} internal nodes; the "
-            "leaves must be exactly the tokens (no start/end tokens)"
-        )
-    return max_leaves + max_internal
-
-
-def tree_levels(encoder: str, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor]) -> TreeLevels:
-    """The node layout of `tree` (a `BinaryTreeField`'s tensors) over leaves `mask`, shared by the tree encoders.
-    The internal nodes are sorted by height once, so that each level is a slice (padding has height 0: dropped)."""
-    batch_size, max_leaves = mask.shape
-    max_internal = tree["children"].size(1)
-    num_nodes = nodes_per_tree(encoder, mask, tree)
-    device = mask.device
-    offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
-    node_ids = offsets + max_leaves + torch.arange(max_internal, device=device)  # (B, max_internal), flat
-    child_ids = offsets.unsqueeze(-1) + tree["children"]  # (B, max_internal, 2), flat
-    leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
-    heights = tree["heights"].masked_fill(~tree["mask"], 0).view(-1)
-    order = torch.argsort(heights, stable=True)
-    level_sizes = torch.bincount(heights).tolist() if max_internal else [heights.numel()]
-    sorted_parents = node_ids.reshape(-1)[order]
-    sorted_children = child_ids.reshape(-1, 2)[order]
-    levels = []
-    start = level_sizes[0]
-    for size in level_sizes[1:]:
-        levels.append((sorted_parents[start : start + size], sorted_children[start : start + size]))
-        start += size
-    return TreeLevels(num_nodes, leaf_rows, levels)
-
-
-def right_branching_trees(mask: torch.BoolTensor) -> Dict[str, torch.Tensor]:
-    """`BinaryTreeField` tensors of the default right-branching tree over each sequence's real tokens."""
-    lengths = mask.sum(1).tolist()
-    fields = [BinaryTreeField(BinaryTree.right_branching(["_"] * max(n, 1))) for n in lengths]
-    padding = {"num_internal": mask.size(1) - 1}
-    return {k: v.to(mask.device) for k, v in fields[0].batch_tensors([f.as_tensor(padding) for f in fields]).items()}
 
 
 @Seq2VecEncoder.register("tree_lstm")
@@ -120,8 +70,9 @@ class TreeLstmEncoder(Seq2VecEncoder):
     W·c) are computed once, when the node is computed (for leaves: once for all leaves), so a level costs one
     gather of its children's contributions and memories, elementwise gate arithmetic, and the matrix products of
     the new nodes. `encode` runs the levels as one autograd Function with a hand-written backward
-    (`memplugins.modules.tree_lstm_levels`, whose docstring says why it is equal); `reference_encode` is the same
-    computation with autograd's operations, the plain form the tests compare it against.
+    (`memplugins.modules.fast.tree_lstm`, whose docstring says why it is equal to the equations);
+    `memplugins.modules.reference.tree_lstm` computes them literally, one tree at a time, recursively, and the
+    tests compare the two.
 
     Node states for node-level losses: `encode` returns all node states in the node buffer of
     `memplugins.fields.BinaryTreeField`. Leaves' states are their word vectors when d_w = d; otherwise (our
@@ -262,42 +213,3 @@ class TreeLstmEncoder(Seq2VecEncoder):
             self._activation,
         )
         return tree_output(outputs.view(batch_size, num_nodes, d), self.leaf_states(inputs), mask, tree)
-
-    def reference_encode(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
-    ) -> TreeLstmOutput:
-        """`encode` written with autograd's operations: the plain form the fast path is tested against."""
-        if tree is None:
-            tree = right_branching_trees(mask)
-        if self.leaf_lstm is not None:
-            inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
-        batch_size, max_leaves, _ = inputs.size()
-        layout = tree_levels("tree_lstm", mask, tree)
-        d = self._hidden_dim
-        g = ACTIVATIONS[self._activation]
-        # What a node passes to its parent: its 8 output contribution blocks [i1, i2, f1, f2, c1, o1, c2, o2]
-        # (the 4 gate blocks include the memory peepholes) and its memory, 9d per node.
-        leaf_values = torch.cat([self.leaf_output_weights(inputs), inputs.new_zeros(batch_size, max_leaves, d)], -1)
-        store = inputs.new_zeros(batch_size * layout.num_nodes, 9 * d).index_put(
-            (layout.leaf_rows,), leaf_values.view(-1, 9 * d)  # leaf memory 0: no peephole part
-        )
-        outputs = inputs.new_zeros(batch_size * layout.num_nodes, d)
-        bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
-        bias_gates = torch.cat([bias_i, bias_i, bias_f, bias_f])
-        splits = [4 * d, d, d, d, d, d]
-        for parents, children in layout.levels:
-            # blocks of x (left) and y (right): [i1, i2, f1, f2 | c1 | o1 | c2 | o2 | memory]
-            x, y = store[children.t().reshape(-1)].chunk(2)
-            x_gates, x_c1, x_o1, _, _, c_x = x.split(splits, dim=-1)
-            y_gates, _, _, y_c2, y_o2, c_y = y.split(splits, dim=-1)
-            # [i1, i2, f1, f2] = σ([x_i1 + y_i2, x_i2 + y_i1, x_f1 + y_f2, x_f2 + y_f1] + b): y's pairs swapped
-            y_swapped = y_gates.reshape(-1, 2, 2, d).flip(2).reshape(-1, 4 * d)
-            input_1, input_2, forget_1, forget_2 = torch.sigmoid(x_gates + y_swapped + bias_gates).chunk(4, -1)
-            memory = forget_1 * c_x + forget_2 * c_y + g(x_c1 * input_1 + y_c2 * input_2 + bias_c)
-            gate_peepholes = self.memory_weights(memory)
-            output = torch.sigmoid(x_o1 + y_o2 + self.output_peephole(memory) + bias_o) * g(memory)
-            contribution = self.internal_output_weights(output)
-            contribution = torch.cat([contribution[:, : 4 * d] + gate_peepholes, contribution[:, 4 * d :]], -1)
-            store = store.index_put((parents,), torch.cat([contribution, memory], dim=-1))
-            outputs = outputs.index_put((parents,), output)
-        return tree_output(outputs.view(batch_size, layout.num_nodes, d), self.leaf_states(inputs), mask, tree)

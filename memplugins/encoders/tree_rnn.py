@@ -4,9 +4,9 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.tree_lstm import (
-    ACTIVATIONS, TreeLstmOutput, lstm_names, right_branching_trees, tree_levels, tree_output,
-)
+from memplugins.encoders.tree_lstm import TreeLstmOutput, lstm_names, tree_output
+from memplugins.modules.fast.tree_lstm import ACTIVATIONS
+from memplugins.modules.tree_layout import right_branching_trees, tree_levels
 
 
 @Seq2VecEncoder.register("tree_rnn")

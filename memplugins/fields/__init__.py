@@ -1,1 +1,3 @@
-from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField, parse_binary_tree
+from memplugins.fields.binary_tree_field import (
+    BinaryTree, BinaryTreeField, batch_trees, parse_binary_tree, trees_of_batch,
+)

@@ -188,3 +188,28 @@ class BinaryTreeField(Field[Dict[str, torch.Tensor]]):
 
     def __str__(self) -> str:
         return f"BinaryTreeField with {len(self.tree.leaves)} leaves and {len(self.tree.children)} internal nodes."
+
+
+def batch_trees(trees: List[BinaryTree]) -> Tuple[Dict[str, torch.Tensor], torch.BoolTensor]:
+    """The batched `BinaryTreeField` tensors of `trees` (no labels) and the mask of their leaves (the tokens), as a
+    data loader would give them to a tree encoder."""
+    fields = [BinaryTreeField(BinaryTree(tree.leaves, tree.children)) for tree in trees]
+    padding = {"num_internal": max(max(len(tree.children) for tree in trees), 0)}
+    tensors = fields[0].batch_tensors([field.as_tensor(padding) for field in fields])
+    mask = torch.zeros(len(trees), padding["num_internal"] + 1, dtype=torch.bool)
+    for b, tree in enumerate(trees):
+        mask[b, : len(tree.leaves)] = True
+    return tensors, mask
+
+
+def trees_of_batch(mask: torch.BoolTensor, tensors: Dict[str, torch.Tensor]) -> List[BinaryTree]:
+    """The trees (structure only; leaves named by position) that batched `BinaryTreeField` tensors describe: the
+    inverse of `batch_trees`."""
+    max_leaves = mask.size(1)
+    trees = []
+    for b, n in enumerate(mask.sum(1).tolist()):
+        num_internal = int(tensors["mask"][b].sum())
+        to_node = lambda row: row if row < max_leaves else n + row - max_leaves  # noqa: E731
+        children = [(to_node(left), to_node(right)) for left, right in tensors["children"][b, :num_internal].tolist()]
+        trees.append(BinaryTree([str(i) for i in range(n)], children))
+    return trees

@@ -26,15 +26,15 @@ Choices the paper leaves open, and deviations:
 Speed: W_x x_t and the x part of eq. 7 do not depend on the recurrence, so they are computed for all t in one
 matmul; W_h h_i is computed once per slot as the tape grows; W_h~ h~_t (eq. 4 at t+1) and the h~ part of eq. 7 (at
 t) come from one stacked matmul. A step costs two small matmuls plus the attention over the tape. `forward` runs
-the recurrence as one autograd Function with a hand-written backward (`memplugins.modules.lstmn_recurrence`, whose
-docstring says why it is equal); `reference_forward` is the same layer written with autograd's operations, the
-plain form of the equations that the tests compare the fast path against.
+the recurrence as one autograd Function with a hand-written backward (`memplugins.modules.fast.lstmn`, whose
+docstring says why it is equal to the equations); `memplugins.modules.reference.lstmn` writes eq. 4-9 literally,
+one example at a time, and the tests compare the two.
 """
 from typing import Optional, Tuple
 
 import torch
 
-from memplugins.modules.lstmn_recurrence import lstmn_recurrence
+from memplugins.modules.fast.lstmn import lstmn_recurrence
 from memplugins.modules.tape_attention import additive_tape_read
 
 
@@ -82,59 +82,6 @@ class LstmnLayer(torch.nn.Module):
             self.scorer.weight[0],
             torch.cat([self.weight_hh, self.summary_query.weight], dim=0),
         )
-        return tapes[..., :hidden], tapes[..., hidden:], attention
-
-    def reference_forward(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
-    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """`forward` written with autograd's operations: the plain form the fast path is tested against."""
-        batch_size, num_steps, _ = inputs.size()
-        hidden = self.hidden_size
-        # Per-step slices via unbind: indexing [:, t] would make autograd build a full-size zero gradient per step.
-        query_from_input = self.input_query(inputs).unbind(1)  # W_x x_t for all t
-        gates_from_input = torch.nn.functional.linear(inputs, self.weight_ih, self.bias_hh).unbind(1)  # W[., x_t] + b
-        step_masks = mask.unsqueeze(-1).unbind(1)
-        addends = memory_addend.unbind(1) if memory_addend is not None else None
-        # one matmul gives the h~_t part of eq. 7 (at t) and W_h~ h~_t (eq. 4 at t+1)
-        stacked_summary = torch.cat([self.weight_hh, self.summary_query.weight], dim=0)
-
-        # the tape holds [h_i; c_i] side by side, so eq. 6 is one weighted sum
-        tape, key_tape, weights_per_step = [], [], []
-        summary_query = inputs.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
-        zeros = inputs.new_zeros(batch_size, hidden)
-        for t in range(num_steps):
-            if t == 0:  # empty tape: h~_1 = c~_1 = 0
-                weights, new_summary_hidden, summary_memory = inputs.new_zeros(batch_size, 0), zeros, zeros
-            else:
-                weights, (summary,) = additive_tape_read(  # (4)-(6)
-                    torch.stack(key_tape, dim=1),
-                    query_from_input[t] + summary_query,
-                    self.scorer,
-                    (torch.stack(tape, dim=1),),
-                    mask[:, :t],
-                    # right padding: a real step t > 0 always has slot 0; padded steps are zeroed below anyway
-                    may_be_empty=False,
-                )
-                new_summary_hidden, summary_memory = summary[:, :hidden], summary[:, hidden:]
-            step_mask = step_masks[t]
-            projected = torch.nn.functional.linear(new_summary_hidden, stacked_summary)
-            gates = gates_from_input[t] + projected[:, : 4 * hidden]  # (7)
-            input_gate, forget_gate, output_gate, candidate = gates.chunk(4, dim=-1)
-            memory = torch.sigmoid(forget_gate) * summary_memory + torch.sigmoid(input_gate) * torch.tanh(candidate)  # (8)
-            if addends is not None:
-                memory = memory + addends[t]
-            output = torch.sigmoid(output_gate) * torch.tanh(memory)  # (9)
-            output = output * step_mask
-            memory = memory * step_mask
-            # a padded step leaves h~ (and so the next query) unchanged
-            summary_query = torch.where(step_mask, projected[:, 4 * hidden :], summary_query)
-            tape.append(torch.cat([output, memory], dim=-1))
-            key_tape.append(self.tape_key(output))  # W_h h_t, computed once per slot
-            weights_per_step.append(weights.detach() * step_mask)  # for inspection only: kept out of the graph
-        attention = inputs.new_zeros(batch_size, num_steps, num_steps)
-        for t, weights in enumerate(weights_per_step):
-            attention[:, t, :t] = weights
-        tapes = torch.stack(tape, 1)
         return tapes[..., :hidden], tapes[..., hidden:], attention
 
 

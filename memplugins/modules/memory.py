@@ -1,7 +1,7 @@
 """
-Masked content-based read and write on a slot memory (Munkhdalai and Yu 2017, eq. 2-3 / 6), step by step: used by
-the NSE decoder, whose queries depend on its own previous outputs, and as the reference that
-`memplugins.modules.factored_memory` (the encoder's form) is tested against.
+Masked content-based read and write on a slot memory (Munkhdalai and Yu 2017, eq. 2-3 / 6), one step at a time:
+the NSE decoder's memory operations (its queries depend on its own previous outputs, so it cannot use the encoder's
+factored loop, `memplugins.modules.fast.nse`).
 
 Memory: `(batch, slots, k)`, one row per slot (the paper stores slots as columns of M ∈ R^{k×l}).
 
@@ -20,30 +20,40 @@ generic backward of the same expressions makes about twice as many passes over i
            gM = z g_mr^T + g_s o^T;  g_o = M^T g_s
     write: M' = M + z ⊙ (h - M):  gM = (1 - z) ⊙ gM';  gz_i = <gM'_i, h - m_i>;  g_h = Σ_i z_i gM'_i
 
-`tests/modules/memory_test.py` checks them with `torch.autograd.gradcheck`. Under autocast both run in float32
-(`memplugins.modules.autocast`): the memory is recurrent state, rewritten at every step.
+`tests/modules/memory_test.py` checks them with `torch.autograd.gradcheck`. They keep the fast-path contract
+(`memplugins.modules.fast.contract`): float32 under autocast (the memory is recurrent state, rewritten at every
+step), nothing saved under `no_grad`, a backward that is not differentiated again.
 """
 from typing import Tuple
 
 import torch
 
-from memplugins.modules.autocast import float32_under_autocast
+from memplugins.modules.fast.contract import first_order_backward, run_fast_path
+
+
+def _read(memory: torch.Tensor, memory_mask: torch.Tensor, query: torch.Tensor, _saved=None):
+    # elementwise product + sum is faster on CPU than bmm's batched matrix-vector products for M o ...
+    scores = (memory * query.unsqueeze(1)).sum(-1)
+    scores = scores.masked_fill(~memory_mask, torch.finfo(scores.dtype).min)
+    keys = torch.softmax(scores, dim=-1) * memory_mask  # the mask product zeroes rows with no real slot
+    # ... and bmm is faster for the weighted sum over slots z^T M
+    return keys, torch.bmm(keys.unsqueeze(1), memory).squeeze(1)
+
+
+def _write(memory: torch.Tensor, keys: torch.Tensor, value: torch.Tensor, _saved=None):
+    # lerp computes (1 - z) * M + z * h in one fused operation
+    return torch.lerp(memory, value.unsqueeze(1).expand_as(memory), keys.unsqueeze(-1))
 
 
 class _MemoryRead(torch.autograd.Function):
     @staticmethod
-    @float32_under_autocast
     def forward(ctx, memory: torch.Tensor, memory_mask: torch.Tensor, query: torch.Tensor):
-        # elementwise product + sum is faster on CPU than bmm's batched matrix-vector products for M o ...
-        scores = (memory * query.unsqueeze(1)).sum(-1)
-        scores = scores.masked_fill(~memory_mask, torch.finfo(scores.dtype).min)
-        keys = torch.softmax(scores, dim=-1) * memory_mask  # the mask product zeroes rows with no real slot
-        # ... and bmm is faster for the weighted sum over slots z^T M
-        retrieved = torch.bmm(keys.unsqueeze(1), memory).squeeze(1)
+        keys, retrieved = _read(memory, memory_mask, query)
         ctx.save_for_backward(memory, query, keys)
         return keys, retrieved
 
     @staticmethod
+    @first_order_backward
     def backward(ctx, grad_keys: torch.Tensor, grad_retrieved: torch.Tensor):
         memory, query, keys = ctx.saved_tensors
         grad_memory = grad_query = None
@@ -59,13 +69,12 @@ class _MemoryRead(torch.autograd.Function):
 
 class _MemoryWrite(torch.autograd.Function):
     @staticmethod
-    @float32_under_autocast
     def forward(ctx, memory: torch.Tensor, keys: torch.Tensor, value: torch.Tensor):
         ctx.save_for_backward(memory, keys, value)
-        # lerp computes (1 - z) * M + z * h in one fused operation
-        return torch.lerp(memory, value.unsqueeze(1).expand_as(memory), keys.unsqueeze(-1))
+        return _write(memory, keys, value)
 
     @staticmethod
+    @first_order_backward
     def backward(ctx, grad_new: torch.Tensor):
         memory, keys, value = ctx.saved_tensors
         grad_memory = grad_keys = grad_value = None
@@ -80,9 +89,9 @@ class _MemoryWrite(torch.autograd.Function):
 
 def memory_read(memory: torch.Tensor, memory_mask: torch.BoolTensor, query: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     """memory `(B, l, k)`, memory_mask `(B, l)`, query `(B, k)`; returns the key z `(B, l)` and m_r `(B, k)`."""
-    return _MemoryRead.apply(memory, memory_mask, query)
+    return run_fast_path(_MemoryRead, _read, memory, memory_mask, query)
 
 
 def memory_write(memory: torch.Tensor, keys: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
     """memory `(B, l, k)`, keys z `(B, l)` (0 where nothing may be written), value h `(B, k)`; returns the new memory."""
-    return _MemoryWrite.apply(memory, keys, value)
+    return run_fast_path(_MemoryWrite, _write, memory, keys, value)

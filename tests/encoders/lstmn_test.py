@@ -1,4 +1,5 @@
-"""The `lstmn` encoder against a slow per-example loop written directly from eq. 4-10 of Cheng et al. (2016)."""
+"""The `lstmn` encoder against the literal per-example form of eq. 4-10 of Cheng et al. (2016) (stacked layers of
+`memplugins.modules.reference.lstmn`), and its behaviour as a `Seq2SeqEncoder`."""
 
 import pytest
 import torch
@@ -6,32 +7,7 @@ from allennlp.common import Params
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import LstmnEncoder
-
-
-def reference_layer(layer, x):
-    """Eq. 4-9 for one unpadded sequence x (T, d_in), vector by vector; returns hidden tape, memory tape, weights."""
-    W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
-    W_in, b, W_sum = layer.weight_ih, layer.bias_hh, layer.weight_hh
-    k = layer.hidden_size
-    H, C, S = [], [], []
-    h_tilde_prev = torch.zeros(k)
-    for t, x_t in enumerate(x):
-        if t == 0:  # empty tape: nothing to attend to
-            h_tilde, c_tilde, s = torch.zeros(k), torch.zeros(k), torch.zeros(0)
-        else:
-            a = torch.stack([v @ torch.tanh(W_h @ h_i + W_x @ x_t + W_ht @ h_tilde_prev) for h_i in H])  # (4)
-            s = torch.softmax(a, dim=0)  # (5)
-            h_tilde = sum(s_i * h_i for s_i, h_i in zip(s, H))  # (6)
-            c_tilde = sum(s_i * c_i for s_i, c_i in zip(s, C))  # (6)
-        gates = W_sum @ h_tilde + W_in @ x_t + b  # (7): W [h~_t, x_t] + b
-        i, f, o, c_hat = gates.chunk(4)
-        c_t = torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (8)
-        h_t = torch.sigmoid(o) * torch.tanh(c_t)  # (9)
-        H.append(h_t)
-        C.append(c_t)
-        S.append(torch.nn.functional.pad(s, (0, len(x) - t)))
-        h_tilde_prev = h_tilde
-    return torch.stack(H), torch.stack(C), torch.stack(S)
+from memplugins.modules.reference.lstmn import lstmn_layer_reference
 
 
 def reference_encoder(encoder, x):
@@ -39,7 +15,7 @@ def reference_encoder(encoder, x):
     for k, layer in enumerate(encoder.layers):
         if k > 0 and encoder._skip_connections:
             layer_input = torch.cat([layer_input, x], dim=-1)  # eq. 10 with skip connections
-        layer_input, _, weights = reference_layer(layer, layer_input)
+        layer_input, _, weights = lstmn_layer_reference(layer, layer_input)
         attention.append(weights)
     return layer_input, torch.stack(attention)
 

@@ -1,4 +1,5 @@
-"""The `nse` encoder against a slow per-example loop written directly from eq. 1-6 and 7-15 of Munkhdalai & Yu (2017)."""
+"""The `nse` encoder against the literal per-example form of eq. 1-6 and 7-15 of Munkhdalai & Yu (2017)
+(`memplugins.modules.reference.nse`), and its behaviour as a `Seq2SeqEncoder`."""
 import pytest
 import torch
 from allennlp.common import Params
@@ -6,7 +7,8 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import NseEncoder
-from tests.encoders.lstmn_test import randomize
+from memplugins.modules.reference.nse import nse_reference
+from tests.modules.fast.cases import randomize
 
 LENGTHS = [5, 2, 1, 4]
 EXTRA_LENGTHS = [3, 6, 2, 1]
@@ -18,53 +20,6 @@ def padded(lengths, size, seed, garbage=37.0):
     mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
     x[~mask] = garbage
     return x, mask
-
-
-def lstm_step(weight_ih, weight_hh, bias_ih, bias_hh, x, h, c):
-    i, f, g, o = (weight_ih @ x + bias_ih + weight_hh @ h + bias_hh).chunk(4)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(c), c
-
-
-def reference_nse(encoder, x, extras=()):
-    """Eq. 1-6 (7-15 with extra memories) for one unpadded sequence; memories as lists of slot vectors."""
-    k = encoder.get_output_dim()
-    M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
-    extras = [list(extra) for extra in extras]
-    # (1) read LSTM, layer by layer, step by step
-    layer_input = list(x)
-    for layer in range(encoder.read_lstm.num_layers):
-        w = [getattr(encoder.read_lstm, f"{name}_l{layer}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        h, c, outputs = x.new_zeros(k), x.new_zeros(k), []
-        for x_t in layer_input:
-            h, c = lstm_step(*w, x_t, h, c)
-            outputs.append(h)
-        layer_input = outputs
-    o = layer_input
-    write_states = [(x.new_zeros(k), x.new_zeros(k)) for _ in encoder.write_cells]
-    H, Z, ZN = [], [], [[] for _ in extras]
-    for o_t in o:
-        z_t = torch.softmax(torch.stack([o_t @ m_i for m_i in M]), 0)  # (2)
-        m_rt = sum(z_i * m_i for z_i, m_i in zip(z_t, M))  # (3)
-        reads = []
-        for n, memory_n in enumerate(extras):
-            z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory_n]), 0)  # (10)
-            reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory_n))))  # (11)
-        c_t = encoder._compose_activation(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4), (12)
-        layer_input, new_states = c_t, []
-        for cell, (h, c) in zip(encoder.write_cells, write_states):  # (5) / (13)
-            h, c = lstm_step(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, layer_input, h, c)
-            new_states.append((h, c))
-            layer_input = h
-        write_states, h_t = new_states, layer_input
-        M = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_t, M)]  # (6) / (14)
-        for n, (z_n, _) in enumerate(reads):
-            if encoder._write_extra_memories:
-                extras[n] = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_n, extras[n])]  # (15)
-            ZN[n].append(z_n)
-        H.append(h_t)
-        Z.append(z_t)
-    return torch.stack(H), torch.stack(M), torch.stack(Z), [torch.stack(e) for e in extras], [torch.stack(z) for z in ZN]
 
 
 @pytest.mark.parametrize(
@@ -81,7 +36,7 @@ def test_nse_equals_reference_of_eq_1_to_6(options):
     x, mask = padded(LENGTHS, options["input_size"], seed=3)
     out = encoder.encode(x, mask)
     for b, length in enumerate(LENGTHS):
-        H, M, Z, _, _ = reference_nse(encoder, x[b, :length])
+        H, M, Z, _, _ = nse_reference(encoder, x[b, :length])
         torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.keys[b, :length, :length], Z, atol=1e-5, rtol=0)
@@ -100,7 +55,7 @@ def test_mma_nse_equals_reference_of_eq_7_to_15(write_extra):
     for b, length in enumerate(LENGTHS):
         lengths = (EXTRA_LENGTHS[b], [2, 2, 3, 1][b])
         extras = (first[b, : lengths[0]], second[b, : lengths[1]])
-        H, M, Z, E, ZN = reference_nse(encoder, x[b, :length], extras)
+        H, M, Z, E, ZN = nse_reference(encoder, x[b, :length], extras)
         torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
         for n in range(2):
@@ -155,8 +110,8 @@ def test_seq2seq_encoder_interface_and_outputs():
 
 
 def test_gradients_equal_the_reference():
-    """The factored memory's hand-written backward (and StepLinear's) against autograd through eq. 1-15."""
-    encoder = randomize(NseEncoder(6, 4, num_write_layers=2, num_extra_memories=1), seed=11).double().eval()
+    """The fast path's hand-written backward against autograd through the literal eq. 1-15."""
+    encoder = randomize(NseEncoder(6, 4, num_extra_memories=1), seed=11).double().eval()
     x, mask = padded(LENGTHS, 6, seed=12)
     extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=13)
     x, extra = x.double().requires_grad_(), extra.double().requires_grad_()
@@ -169,7 +124,7 @@ def test_gradients_equal_the_reference():
     slow_loss = 0
     for b, length in enumerate(LENGTHS):
         n = EXTRA_LENGTHS[b]
-        H, M, Z, E, ZN = reference_nse(encoder, x[b, :length], [extra[b, :n]])
+        H, M, Z, E, ZN = nse_reference(encoder, x[b, :length], [extra[b, :n]])
         slow_loss = slow_loss + (H * probes[0][b, :length]).sum() + (M * probes[1][b, :length]).sum()
         slow_loss = slow_loss + (Z * probes[2][b, :length, :length]).sum()
         # slots the reference does not see (padding) are returned unchanged by the encoder

@@ -2,9 +2,8 @@ import pytest
 import torch
 
 from memplugins.encoders.tree_rnn import TreeRnnEncoder
-from memplugins.fields import BinaryTree
+from memplugins.fields import BinaryTree, batch_trees
 from memplugins.readers import parse_sst_tree
-from tests.encoders.tree_lstm_reference import batch_of
 
 TREES = [
     "(3 (2 It) (4 (2 's) (3 lovely)))",
@@ -39,13 +38,13 @@ def test_batched_roots_equal_the_recursive_reference_and_padding_changes_nothing
     torch.manual_seed(0)
     encoder = TreeRnnEncoder(input_dim, 4)
     trees = [parse_sst_tree(text) for text in TREES]
-    tensors, mask = batch_of(trees)
+    tensors, mask = batch_trees(trees)
     words = torch.randn(*mask.shape, input_dim)
     roots = encoder(words, mask, tensors)
     for b, tree in enumerate(trees):
         n = len(tree.leaves)
         torch.testing.assert_close(roots[b], reference_tree_rnn(encoder, words[b, :n], tree), atol=1e-6, rtol=1e-5)
-        alone_tensors, alone_mask = batch_of([tree])
+        alone_tensors, alone_mask = batch_trees([tree])
         alone = encoder(words[b : b + 1, :n], alone_mask, alone_tensors)[0]
         torch.testing.assert_close(alone, roots[b], atol=1e-6, rtol=1e-5)
 
@@ -53,7 +52,7 @@ def test_batched_roots_equal_the_recursive_reference_and_padding_changes_nothing
 def test_every_parameter_gets_a_gradient():
     torch.manual_seed(0)
     encoder = TreeRnnEncoder(5, 4)
-    tensors, mask = batch_of([parse_sst_tree(text) for text in TREES])
+    tensors, mask = batch_trees([parse_sst_tree(text) for text in TREES])
     words = torch.randn(*mask.shape, 5)
     encoder.encode(words, mask, tensors).node_states.sum().backward()
     for name, parameter in encoder.named_parameters():

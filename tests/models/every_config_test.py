@@ -12,11 +12,10 @@ from allennlp.common.testing import ModelTestCase
 
 from tests.config_models import CONFIGS, build_config_model
 
-# objects made for one forward pass (memplugins.modules.step_linear, .factored_memory, the fused recurrences): once
-# the step is over and its outputs are dropped, none may be alive. (Before the fix, graph nodes and these objects
-# referred to each other through autograd's C++ nodes, a cycle Python's gc cannot break.)
-PER_PASS = {"DeferredStepProduct", "StepLinear", "StepMatrixReader", "_StepRecord", "WriteHistory", "_HistoryBuffers",
-            "FactoredMemory", "_Saved"}
+# objects made for one forward pass (the fast paths' saved state, memplugins.modules.fast): once the step is over
+# and its outputs are dropped, none may be alive. (A tensor output kept on a Function's ctx instead of going through
+# save_for_backward makes a cycle through autograd's C++ nodes that Python's gc cannot break.)
+PER_PASS = {"StepRead", "StepState", "Buffers", "Memory", "CellWeights", "SidedLevels"}
 
 # bfloat16 keeps 8 mantissa bits (relative rounding 2^-9 ≈ 0.2% per operation); through embeddings, a recurrence
 # and a classifier, measured on every shipped config: loss within 0.11%, probabilities within 0.001. Bounds:

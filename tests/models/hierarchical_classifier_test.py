@@ -1,7 +1,6 @@
 import json
 
 import pytest
-import torch
 from allennlp.common.testing import ModelTestCase
 
 SAMPLE = "fixtures/yelp13_format/sample.ss"

@@ -1,10 +1,9 @@
 """
 The tree LSTM's composition over all internal nodes of a batch (Le and Zuidema 2015, section 3; the equations are
 documented in `memplugins.encoders.tree_lstm`), level by level, as one autograd Function with a hand-written
-backward: the fast path `TreeLstmEncoder.encode` takes. `TreeLstmEncoder.reference_encode`, the same equations
-written with autograd's operations, is kept beside it, and `tests/encoders/tree_lstm_test.py` compares the two
-(outputs and every gradient, each activation, under autocast, through a retained graph), and both with a recursive
-one-tree-at-a-time implementation.
+backward: the fast path `TreeLstmEncoder.encode` takes. Its reference is the recursive, one-tree-at-a-time form of
+the paper's equations in `memplugins.modules.reference.tree_lstm`, and `tests/modules/fast/tree_lstm_test.py`
+compares the two (every node's output and every gradient, each activation, with a leaf LSTM below).
 
 Side-aware records. Every node but a root is either the left (x) or the right (y) child of its parent, and which
 is known from the tree before anything is computed. A node computes, once, the record its parent reads: 7 blocks
@@ -38,14 +37,15 @@ reached; every node has one parent, so a level writes its children's record grad
 
 The weight gradients of the per-level products are formed once, from all levels' rows. What it saves over
 autograd: 20-odd graph nodes per level forward and twice as many backward, which at d = 50 cost more than the
-arithmetic. Under autocast it runs in float32 (`memplugins.modules.autocast`). A second backward through a
-retained graph works; `create_graph=True` raises (the backward has no graph of its own).
+arithmetic. Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract
+(`memplugins.modules.fast.contract`). The node layout (`sided_levels`) is `memplugins.modules.tree_layout`'s.
 """
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 
-from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+from memplugins.modules.fast.contract import first_order_backward, run_fast_path
+from memplugins.modules.tree_layout import SidedLevels
 
 ACTIVATIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": torch.nn.functional.softsign}
 # g' from g's output
@@ -58,49 +58,6 @@ ACTIVATION_DERIVATIVES = {
 LEFT_BLOCKS, RIGHT_BLOCKS = [0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 6, 7]
 # blocks [ci1, ci2, cf1, cf2] of the memory peepholes
 LEFT_PEEPHOLES, RIGHT_PEEPHOLES = [0, 1, 2, 3], [1, 0, 3, 2]
-
-
-class SidedLevels(NamedTuple):
-    """A batch of trees' internal nodes by height, each level ordered left children, right children, roots."""
-
-    levels: List[Tuple[torch.Tensor, torch.Tensor, int, int]]  # parents' rows (n,), children's (2n,), #left, #right
-    leaf_rows: Tuple[torch.Tensor, torch.Tensor]  # node rows of the leaves that are left / right children
-    leaf_positions: Tuple[torch.Tensor, torch.Tensor]  # their positions in the flattened (B * max_leaves) inputs
-
-
-def sided_levels(mask: torch.BoolTensor, tree: Dict[str, torch.Tensor], num_nodes: int) -> SidedLevels:
-    """The node layout of `tree` (a `BinaryTreeField`'s tensors; rows as in `tree_lstm.tree_levels`) with sides."""
-    batch_size, max_leaves = mask.shape
-    max_internal = tree["children"].size(1)
-    device = mask.device
-    offsets = (torch.arange(batch_size, device=device) * num_nodes).unsqueeze(1)
-    node_ids = (offsets + max_leaves + torch.arange(max_internal, device=device)).view(-1)
-    real = tree["mask"].view(-1)
-    child_ids = (offsets.unsqueeze(-1) + tree["children"]).view(-1, 2)
-    side = torch.full((batch_size * num_nodes,), 2, dtype=torch.long, device=device)  # 2: no parent
-    side[child_ids[real, 0]] = 0
-    side[child_ids[real, 1]] = 1
-    heights = tree["heights"].view(-1).masked_fill(~real, 0)
-    key = heights * 3 + side[node_ids]  # sorted by height, then left, right, root
-    order = torch.argsort(key, stable=True)
-    counts = torch.bincount(key, minlength=3).tolist()
-    parents, children = node_ids[order], child_ids[order]
-    levels, start = [], sum(counts[:3])  # height 0: padding
-    for height in range(1, len(counts) // 3 + 1):
-        left, right, root = counts[3 * height : 3 * height + 3] + [0] * max(0, 3 * height + 3 - len(counts))
-        n = left + right + root
-        if n:
-            level_children = children[start : start + n]
-            levels.append((parents[start : start + n], level_children.t().reshape(-1), left, right))
-        start += n
-    leaf_rows = (offsets + torch.arange(max_leaves, device=device)).view(-1)
-    leaf_side = side[leaf_rows]
-    positions = torch.arange(batch_size * max_leaves, device=device)
-    return SidedLevels(
-        levels,
-        (leaf_rows[leaf_side == 0], leaf_rows[leaf_side == 1]),
-        (positions[leaf_side == 0], positions[leaf_side == 1]),
-    )
 
 
 def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved):
@@ -153,10 +110,8 @@ class _TreeLstmLevels(torch.autograd.Function):
         return outputs
 
     @staticmethod
+    @first_order_backward
     def backward(ctx, grad_outputs: torch.Tensor):
-        if torch.is_grad_enabled():
-            raise RuntimeError("tree_lstm: the composition's backward is not differentiable (no double backward); "
-                               "use TreeLstmEncoder.reference_encode for higher-order gradients")
         store, leaf_rows, *weights = ctx.saved_tensors
         left_weight, right_weight, left_peephole, right_peephole, output_peephole, _, _ = weights
         d = output_peephole.size(0)
@@ -234,11 +189,11 @@ def tree_lstm_levels(
     peepholes (left, right: `(4d, d)`), W_co `(d, d)`, the left record's bias `(6d,)` and b_c `(d,)`. Returns every
     node's output `(num_rows, d)` (0 at the leaves' and padding rows).
     """
-    if autocast_enabled():  # float32 composition (module doc)
-        with autocast_disabled():
-            return tree_lstm_levels(leaf_records.float(), leaf_rows, layout, num_rows,
-                                    tuple(w.float() for w in weights), activation)
-    if torch.is_grad_enabled() and (leaf_records.requires_grad or any(w.requires_grad for w in weights)):
-        return _TreeLstmLevels.apply(leaf_records, leaf_rows, layout.levels, num_rows, activation, *weights)
-    return _forward(leaf_records, leaf_rows, layout.levels, num_rows, weights, activation, None)[0]
+    return run_fast_path(_TreeLstmLevels, _forward_flat, leaf_records, leaf_rows, layout.levels, num_rows, activation,
+                         *weights)
 
+
+def _forward_flat(leaf_records, leaf_rows, levels, num_rows, activation, *weights_and_saved):
+    """`_forward` with `_TreeLstmLevels.apply`'s arguments (the contract's forward without a graph)."""
+    *weights, saved = weights_and_saved
+    return _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved)[0]

@@ -1,9 +1,10 @@
 """
 The LSTMN layer's recurrence (Cheng et al. 2016, eq. 4-9; `memplugins.modules.lstmn` documents every equation and
-choice) as one autograd Function with a hand-written backward pass: the fast path `LstmnLayer.forward` takes.
-`LstmnLayer.reference_forward`, the same equations written with autograd's operations, is kept beside it, and
-`tests/modules/lstmn_recurrence_test.py` compares the two (outputs, attention and every gradient, padded, with a
-memory addend, under autocast, with a retained graph run twice).
+choice) as one autograd Function with a hand-written backward pass: the fast path `LstmnLayer.forward` takes. Its
+reference is the literal per-example form of eq. 4-9 in `memplugins.modules.reference.lstmn`, and
+`tests/modules/fast/lstmn_test.py` compares the two (outputs, attention and every gradient, padded, with a memory
+addend); the contract test (`tests/modules/fast/contract_test.py`) covers autocast, `no_grad`, retained graphs,
+`create_graph` and DDP for every fast path.
 
 Why it is equal: the forward pass below runs the reference's operations in the same order (the tape, the key tape
 W_h h_i and the summaries are written into preallocated (B, T, .) buffers instead of being re-stacked every step,
@@ -32,24 +33,21 @@ What it saves over autograd: no per-step re-stacking of the tapes (O(T²) copies
 accumulations backward), no graph node per operation, and one weight-gradient product per weight. It keeps what
 autograd would: each step's σ(2 (W_h h_i + q_t)) (B, t, h), needed for the backward.
 
-Mixed precision: under autocast the recurrence runs in float32 (`memplugins.modules.autocast`: recurrent state,
-launch-bound per-step products); the batched products on x outside it stay autocast's. A second backward through
-a retained graph works (the saved state is read, never consumed); the backward itself is not differentiable, and
-`create_graph=True` through it raises instead of silently returning gradients that miss its part.
+Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract
+(`memplugins.modules.fast.contract`); the batched products on x outside the Function stay autocast's.
 """
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 
-from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+from memplugins.modules.fast.contract import first_order_backward, lstm_cell_backward, run_fast_path
 
 
-class _Saved:
-    """Per-step state of one forward pass, for its backward (plain tensors, no graph)."""
+class StepRead(NamedTuple):
+    """What step t's read of the tape (eq. 4-6) keeps for the backward."""
 
-    def __init__(self) -> None:
-        self.activations: List[torch.Tensor] = []  # σ(2 (W_h h_i + q_t)), (B, t, h), for t = 1..T-1
-        self.weights: List[torch.Tensor] = []  # s^t, (B, t)
+    activation: torch.Tensor  # σ(2 (W_h h_i + q_t)), (B, t, h)
+    weights: torch.Tensor  # s^t, (B, t)
 
 
 def _recurrence(
@@ -60,7 +58,7 @@ def _recurrence(
     key_weight: torch.Tensor,
     scorer: torch.Tensor,
     summary_weight: torch.Tensor,
-    saved: Optional[_Saved],
+    saved: Optional[List[StepRead]],
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     batch_size, num_steps, hidden = query_from_input.size()
     tape = query_from_input.new_zeros(batch_size, num_steps, 2 * hidden)  # [h_t; c_t]
@@ -83,8 +81,7 @@ def _recurrence(
             summaries[:, t] = torch.bmm(weights.unsqueeze(1), tape[:, :t]).squeeze(1)  # (6)
             attention[:, t, :t] = weights
             if saved is not None:
-                saved.activations.append(activation)
-                saved.weights.append(weights)
+                saved.append(StepRead(activation, weights))
         projected = summaries[:, t, :hidden].mm(summary_weight.t())  # h~ part of (7), and W_h~ h~_t for step t+1
         gates = gates_from_input[:, t] + projected[:, : 4 * hidden]  # (7)
         step_activations = activations[:, t]
@@ -112,7 +109,7 @@ def _recurrence(
 class _LstmnRecurrence(torch.autograd.Function):
     @staticmethod
     def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
-        saved = _Saved()
+        saved: List[StepRead] = []
         tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
             query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, saved
         )
@@ -123,12 +120,10 @@ class _LstmnRecurrence(torch.autograd.Function):
         return tape, attention
 
     @staticmethod
+    @first_order_backward
     def backward(ctx, grad_tape: Optional[torch.Tensor], _grad_attention):
-        if torch.is_grad_enabled():  # create_graph=True: a hand-written backward has no graph of its own
-            raise RuntimeError("lstmn: the recurrence's backward is not differentiable (no double backward); "
-                               "use LstmnLayer.reference_forward for higher-order gradients")
         tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight = ctx.saved_tensors
-        saved: _Saved = ctx.saved
+        saved: List[StepRead] = ctx.saved
         batch_size, num_steps, double_hidden = tape.size()
         hidden = double_hidden // 2
         # accumulators: gradients of the tape, of the key tape and of the step's projections (7)
@@ -153,30 +148,24 @@ class _LstmnRecurrence(torch.autograd.Function):
                 grad_projected[:, t, 4 * hidden :] = grad_summary_query * step_mask
                 grad_summary_query = grad_summary_query * ~step_mask
             input_gate, forget_gate, output_gate, candidate = activations[:, t].chunk(4, dim=-1)
-            step_tanh = memory_tanh[:, t]
-            # (9), (8)
-            grad_memory = grad_memory + grad_output * output_gate * (1 - step_tanh * step_tanh)
+            grad_i, grad_f, grad_o, grad_candidate = grad_projected[:, t, : 4 * hidden].chunk(4, dim=-1)
+            # (9), (8), (7): pre-activation gradients written in place into grad_projected
+            grad_memory, grad_summary_memory = lstm_cell_backward(
+                grad_output, grad_memory, input_gate, forget_gate, candidate, output_gate, summaries[:, t, hidden:],
+                memory_tanh[:, t], (grad_i, grad_f, grad_candidate, grad_o),
+            )
             if grad_addend is not None:
                 grad_addend[:, t] = grad_memory
-            summary_memory = summaries[:, t, hidden:]
-            grad_gates = grad_projected[:, t, : 4 * hidden]
-            grad_i, grad_f, grad_o, grad_candidate = grad_gates.chunk(4, dim=-1)
-            # (7): pre-activation gradients, written in place into grad_projected
-            torch.mul(grad_memory * candidate, input_gate * (1 - input_gate), out=grad_i)
-            torch.mul(grad_memory * summary_memory, forget_gate * (1 - forget_gate), out=grad_f)
-            torch.mul(grad_output * step_tanh, output_gate * (1 - output_gate), out=grad_o)
-            torch.mul(grad_memory * input_gate, 1 - candidate * candidate, out=grad_candidate)
             if t == 0:
                 break  # h~_1 = c~_1 = 0: nothing was read
-            grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_memory * forget_gate], dim=-1)
-            weights, activation = saved.weights[t - 1], saved.activations[t - 1]
+            grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_summary_memory], dim=-1)
+            activation, weights = saved[t - 1]
             # (6)
             # (the vector on the left: bmm of a (t, 2h) matrix by a column vector is several times slower)
             grad_weights = torch.bmm(grad_summary.unsqueeze(1), tape[:, :t].transpose(1, 2)).squeeze(1)
             grad_tape[:, :t].addcmul_(weights.unsqueeze(2), grad_summary.unsqueeze(1))
             # (5)
             grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
-            # (4)
             # (4) with u = 2σ - 1: g_v = Σ g_a (2σ - 1) = 2 Σ g_a σ (each row of g_a sums to 0), 1 - u² = 4σ(1 - σ)
             grad_scorer += grad_scores.reshape(1, -1).mm(activation.reshape(-1, hidden)).squeeze(0)
             grad_pre = torch.addcmul(activation, activation, activation, value=-1)
@@ -210,15 +199,6 @@ def lstmn_recurrence(
     [the h~ part of W; W_h~] `(5h, h)`. Returns the tape [h_t; c_t] `(B, T, 2h)` (0 at padding) and the attention
     `(B, T, T)` (not differentiable).
     """
-    tensors = (query_from_input, gates_from_input, addend, key_weight, scorer, summary_weight)
-    if autocast_enabled():  # float32 recurrence (module doc)
-        with autocast_disabled():
-            return lstmn_recurrence(*(t.float() if t is not None else None for t in tensors[:3]), mask,
-                                    *(t.float() for t in tensors[3:]))
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
-        return _LstmnRecurrence.apply(query_from_input, gates_from_input, addend, mask, key_weight, scorer,
-                                      summary_weight)
-    # no backward will run: keep nothing per step (a long input's activations are O(T² h))
-    tape, attention, *_ = _recurrence(query_from_input, gates_from_input, addend, mask, key_weight, scorer,
-                                      summary_weight, None)
+    tape, attention, *_ = run_fast_path(_LstmnRecurrence, _recurrence, query_from_input, gates_from_input, addend,
+                                        mask, key_weight, scorer, summary_weight)
     return tape, attention

@@ -1,0 +1,107 @@
+"""
+The Neural Semantic Encoder (Munkhdalai and Yu 2017, eq. 1-6, and MMA-NSE's extra memories, eq. 7-15) for one
+unpadded sequence, vector by vector, with the weights of a `memplugins.encoders.nse.NseEncoder`: the reference of
+the fast path `memplugins.modules.fast.nse`, and what an encoder with more than one write-LSTM layer runs (the fast
+path has one; no shipped config has more). Memories are lists of slot vectors, as the paper's M is a k × l matrix of
+columns; a padded extra-memory slot is simply absent, and the batched form returns it unchanged.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+
+
+def lstm_step(weight_ih, weight_hh, bias_ih, bias_hh, x, h, c) -> Tuple[torch.Tensor, torch.Tensor]:
+    """One step of torch's LSTM cell, gates (i, f, g, o)."""
+    i, f, g, o = (weight_ih @ x + bias_ih + weight_hh @ h + bias_hh).chunk(4)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def nse_reference(
+    encoder,
+    x: torch.Tensor,
+    extras: Sequence[torch.Tensor] = (),
+    read_dropout: Optional[torch.Tensor] = None,
+    value_dropout: Optional[torch.Tensor] = None,
+):
+    """
+    x `(T, d_in)`; extras: each extra memory's real slots `(l_n, k)`; read_dropout / value_dropout: scaled dropout
+    masks `(T, k)` for o_t and for the written h_t (the encoder's dropout), or None. Returns H `(T, k)`, the final
+    memory M_T `(T, k)`, the keys Z `(T, T)`, the final extra memories and their keys `(T, l_n)`.
+    """
+    k = encoder.hidden_size
+    M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
+    extras = [list(extra) for extra in extras]
+    layer_input = list(x)  # (1): the read LSTM, layer by layer, step by step
+    for layer in range(encoder.read_lstm.num_layers):
+        weights = [getattr(encoder.read_lstm, f"{name}_l{layer}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        h, c, outputs = x.new_zeros(k), x.new_zeros(k), []
+        for x_t in layer_input:
+            h, c = lstm_step(*weights, x_t, h, c)
+            outputs.append(h)
+        layer_input = outputs
+    states = [(x.new_zeros(k), x.new_zeros(k)) for _ in encoder.write_cells]
+    H, Z, extra_keys = [], [], [[] for _ in extras]
+    for t, o_t in enumerate(layer_input):
+        if read_dropout is not None:
+            o_t = o_t * read_dropout[t]
+        z_t = torch.softmax(torch.stack([o_t @ m_i for m_i in M]), 0)  # (2)
+        m_rt = sum(z_i * m_i for z_i, m_i in zip(z_t, M))  # (3)
+        reads = []
+        for memory in extras:
+            z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory]), 0)  # (10)
+            reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory))))  # (11)
+        c_t = encoder._compose_activation(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4), (12)
+        layer_input_t, new_states = c_t, []
+        for cell, (h, c) in zip(encoder.write_cells, states):  # (5), (13)
+            h, c = lstm_step(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, layer_input_t, h, c)
+            new_states.append((h, c))
+            layer_input_t = h
+        states, h_t = new_states, layer_input_t
+        if value_dropout is not None:
+            h_t = h_t * value_dropout[t]
+        M = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_t, M)]  # (6), (14)
+        for n, (z_n, _) in enumerate(reads):
+            if encoder._write_extra_memories:
+                extras[n] = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_n, extras[n])]  # (15)
+            extra_keys[n].append(z_n)
+        H.append(h_t)
+        Z.append(z_t)
+    return (torch.stack(H), torch.stack(M), torch.stack(Z), [torch.stack(e) for e in extras],
+            [torch.stack(z) for z in extra_keys])
+
+
+def nse_reference_batch(
+    encoder,
+    inputs: torch.Tensor,
+    mask: torch.BoolTensor,
+    extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
+    read_dropout: Optional[torch.Tensor] = None,
+    value_dropout: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
+    """`nse_reference` over a right-padded batch, one sequence at a time, in `NseOutput`'s order and shapes: zero
+    at padding, and the padded slots of the extra memories unchanged. Dropout masks `(B, T, k)` or None."""
+    pad = torch.nn.functional.pad
+    num_steps = inputs.size(1)
+    k = encoder.hidden_size
+    examples = []
+    for b, length in enumerate(mask.sum(1).tolist()):
+        slots = [int(slot_mask[b].sum()) for _, slot_mask in extra_memories]
+        extras = [extra[b, :n] for (extra, _), n in zip(extra_memories, slots)]
+        if length == 0:  # nothing is read or written
+            empty = inputs.new_zeros(0, k)
+            H, M, Z, E, ZN = empty, empty, inputs.new_zeros(0, 0), extras, [inputs.new_zeros(0, n) for n in slots]
+        else:
+            H, M, Z, E, ZN = nse_reference(
+                encoder, inputs[b, :length], extras, None if read_dropout is None else read_dropout[b, :length],
+                None if value_dropout is None else value_dropout[b, :length],
+            )
+        rest = num_steps - length
+        examples.append((
+            pad(H, (0, 0, 0, rest)), pad(M, (0, 0, 0, rest)), pad(Z, (0, rest, 0, rest)),
+            [torch.cat([e, extra[b, n:]]) for e, (extra, _), n in zip(E, extra_memories, slots)],
+            [pad(z, (0, extra.size(1) - n, 0, rest)) for z, (extra, _), n in zip(ZN, extra_memories, slots)],
+        ))
+    hidden, memory, keys, finals, extra_keys = zip(*examples)
+    return (torch.stack(hidden), torch.stack(memory), torch.stack(keys), [torch.stack(e) for e in zip(*finals)],
+            [torch.stack(z) for z in zip(*extra_keys)])

@@ -1,0 +1,81 @@
+"""
+The NSE fast path (`memplugins.modules.fast.nse`) against the literal per-example reference of eq. 1-15
+(`memplugins.modules.reference.nse`): hidden states, keys, final memories and every gradient, padded and unpadded,
+with extra memories written or read-only, both compose settings, and dropout given the same masks.
+"""
+import pytest
+import torch
+
+from memplugins.encoders import NseEncoder
+from memplugins.modules.reference.nse import nse_reference_batch
+from tests.modules.fast.cases import EXTRA_LENGTHS, LENGTHS, padded, randomize
+
+CASES = {
+    "nse": dict(extras=0),
+    "mma_written": dict(extras=2, write_extra_memories=True),
+    "mma_read_only": dict(extras=1, write_extra_memories=False),
+    "linear_wide": dict(extras=1, compose_size=12, compose_activation="linear"),
+}
+
+
+def batch(extras: int, full: bool = False):
+    x, mask = padded(LENGTHS, 5, seed=1)
+    if full:
+        mask = torch.ones_like(mask)
+    extra_memories = []
+    for n in range(extras):
+        memory, memory_mask = padded(EXTRA_LENGTHS, 4, seed=10 + n, garbage=0.0)
+        extra_memories.append((memory, memory_mask))
+    return x, mask, extra_memories
+
+
+def run(outputs, encoder, x, extras, seed=3):
+    tensors = [outputs[0], outputs[1], outputs[2], *outputs[3], *outputs[4]]
+    generator = torch.Generator().manual_seed(seed)
+    loss = sum((t.tanh() * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum() for t in tensors)
+    leaves = [x, *[m for m, _ in extras], *encoder.parameters()]
+    return tensors, torch.autograd.grad(loss, leaves, allow_unused=True)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("full", [False, True], ids=["padded", "unpadded"])
+def test_fast_path_equals_the_literal_reference(case, full):
+    options = dict(CASES[case])
+    extras = options.pop("extras")
+    encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
+    x, mask, extra_memories = batch(extras, full)
+    fast, fast_grads = run(encoder.encode(x, mask, extra_memories), encoder, x, extra_memories)
+    reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extra_memories), encoder, x, extra_memories)
+    for got, expected in zip(fast, reference):
+        torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
+    names = ["x"] + [f"extra {i}" for i in range(extras)] + [n for n, _ in encoder.named_parameters()]
+    for name, got, expected in zip(names, fast_grads, reference_grads):
+        assert got is not None and got.abs().sum() > 0, name
+        torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9, msg=name)
+
+
+def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it():
+    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1, dropout=0.3).double(), seed=4).train()
+    x, mask, extras = batch(1)
+    torch.manual_seed(0)
+    fast, fast_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
+    torch.manual_seed(0)  # the same draws, in the same order: o_t's dropout, then h_t's mask
+    shape = (len(LENGTHS), max(LENGTHS), 4)
+    read_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
+    value_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
+    assert 0.15 < (value_mask == 0).double().mean() < 0.45
+    reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extras, read_mask, value_mask),
+                                     encoder, x, extras)
+    for got, expected in zip(fast, reference):
+        torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
+    for got, expected in zip(fast_grads, reference_grads):
+        torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
+
+
+def test_more_than_one_write_layer_runs_the_reference():
+    encoder = randomize(NseEncoder(5, 4, num_write_layers=2, num_extra_memories=1).double(), seed=6).eval()
+    x, mask, extras = batch(1)
+    got = encoder.encode(x, mask, extras)
+    expected = nse_reference_batch(encoder, x, mask, extras)
+    torch.testing.assert_close(got.hidden, expected[0], atol=0, rtol=0)
+    torch.testing.assert_close(got.extra_memories[0], expected[3][0], atol=0, rtol=0)
