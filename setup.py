@@ -11,13 +11,12 @@ setup(
     long_description=long_description,
     long_description_content_type="text/markdown",
     packages=find_packages(include=["memplugins", "memplugins.*"]),
-    py_modules=["memplugins_cli"],
     python_requires=">=3.11,<3.12",
     # allennlp / allennlp-models are installed with --no-deps (see requirements/); only what we import directly
     # is declared here, so `pip install memplugins` never pulls allennlp's torch<1.13 pin.
     install_requires=["torch>=2.0", "spacy>=3.8,<3.9", "numpy"],
     # `memplugins <allennlp subcommand> ...`: AllenNLP's command line with memplugins loaded first (attention-map
-    # from any folder, no --include-package needed); see memplugins_cli.py
-    entry_points={"console_scripts": ["memplugins=memplugins_cli:main"]},
+    # from any folder, no --include-package needed); see memplugins/cli.py
+    entry_points={"console_scripts": ["memplugins=memplugins.cli:main"]},
     license="Apache-2.0",
 )

@@ -1,18 +1,28 @@
 """
 memplugins: memory- and attention-augmented encoders and models for AllenNLP 2.10 on Python 3.11 / torch 2.
 
-Importing the package applies the torch-2 compatibility fixes (`memplugins.compat`) and registers every
-component with AllenNLP's registries.
+Importing the package quiets the deprecation warnings third-party modules raise while they are imported, applies
+the torch-2 compatibility fixes (`memplugins.compat`) and the exact-resume feature
+(`memplugins.training.exact_resume`), and registers every component with AllenNLP's registries.
 """
-from memplugins import compat  # noqa: F401  (first: patches AllenNLP before anything else is registered)
-from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: F401
-from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: F401
-from memplugins.fields import BinaryTreeField  # noqa: F401
-from memplugins.token_embedders import StandardizedEmbedding  # noqa: F401
-from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: F401
-from memplugins.metrics import MapMrr  # noqa: F401
-from memplugins.models import RteAttention  # noqa: F401
-from memplugins.predictors import EntailmentPairsPredictor  # noqa: F401
-from memplugins.commands import AttentionMap  # noqa: F401
-from memplugins.decoders import NseDecoderNet  # noqa: F401
-from memplugins.training import DeadlineCallback  # noqa: F401
+from memplugins.cli import quiet_third_party_imports
+
+quiet_third_party_imports()
+
+from memplugins import compat  # noqa: E402  (before anything registers: the fixes patch AllenNLP)
+from memplugins.training import exact_resume  # noqa: E402
+
+compat.apply()
+exact_resume.apply()
+
+from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: E402,F401
+from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: E402,F401
+from memplugins.fields import BinaryTreeField  # noqa: E402,F401
+from memplugins.token_embedders import StandardizedEmbedding  # noqa: E402,F401
+from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: E402,F401
+from memplugins.metrics import MapMrr  # noqa: E402,F401
+from memplugins.models import RteAttention  # noqa: E402,F401
+from memplugins.predictors import EntailmentPairsPredictor  # noqa: E402,F401
+from memplugins.commands import AttentionMap  # noqa: E402,F401
+from memplugins.decoders import NseDecoderNet  # noqa: E402,F401
+from memplugins.training import DeadlineCallback  # noqa: E402,F401

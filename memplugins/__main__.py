@@ -1,7 +1,7 @@
-"""`python -m memplugins ...`: the `memplugins` command (see `memplugins_cli`)."""
+"""`python -m memplugins ...`: the `memplugins` command (`memplugins.cli`)."""
 import sys
 
-from memplugins_cli import main
+from memplugins.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """
 Every shipped config keeps the paper settings its header claims (issue 14), read through AllenNLP's `Params` exactly
-as `allennlp train` reads them (the defaults of memplugins.compat included), so that a later edit cannot drift
+as `allennlp train` reads them (the defaults of memplugins.compat.config_defaults included), so that a later edit cannot drift
 silently. Deviations that the headers document are asserted as documented.
 """
 import pytest

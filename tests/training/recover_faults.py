@@ -1,6 +1,6 @@
 """
-Fault injection for `tests/recover_test.py`: imported into an `allennlp train` subprocess with
-`--include-package tests.recover_faults`, it kills that process with SIGKILL (no clean-up, no `finally`, exactly as
+Fault injection for `tests/training/exact_resume_test.py`: imported into an `allennlp train` subprocess with
+`--include-package tests.training.recover_faults`, it kills that process with SIGKILL (no clean-up, no `finally`, exactly as
 the OOM killer or a pre-empted cluster node does) at the point an environment variable names:
 
 * `KILL_AT_EPOCH=e`: in the middle of epoch `e` (0-based), before the forward pass of its middle training batch

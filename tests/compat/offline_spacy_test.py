@@ -35,7 +35,7 @@ def test_snli_reader_with_default_tokenizer_reads_fixture_like_spacy_blank(caplo
 
 
 def test_fallback_warns_once_with_a_clear_message(caplog):
-    import memplugins.compat as compat
+    from memplugins.compat import offline_spacy as compat
     from allennlp.common import util
 
     compat._warned_fallbacks.discard("en_core_web_sm")

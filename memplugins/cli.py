@@ -1,7 +1,7 @@
 """
 `memplugins` (console command) and `python -m memplugins`: AllenNLP's command line with memplugins loaded first.
-(A top-level module, not part of the `memplugins` package, so that the console command runs this before the
-package's import pulls in AllenNLP and torch.)
+This module imports nothing heavy at its top, so that `memplugins/__init__.py` can quiet third-party import
+warnings with it before it imports AllenNLP and torch.
 
     memplugins train training_config/snli_mma_nse.jsonnet -s out/
     memplugins attention-map out/model.tar.gz '{"premise": "...", "hypothesis": "..."}' --output-file map.png
@@ -39,17 +39,17 @@ def _offline_nltk_download(info_or_id=None, *args, **kwargs) -> bool:
 
 
 def quiet_third_party_imports() -> None:
-    """Called before AllenNLP imports its plugins (see the module docstring)."""
+    """Filters the deprecation warnings that third-party modules raise while they are imported (see the module
+    docstring); `import memplugins` calls it first."""
     for category, module in _THIRD_PARTY_IMPORT_WARNINGS:
         warnings.filterwarnings("ignore", category=category, module=module)
     warnings.filterwarnings("ignore", message=r".*pkg_resources is deprecated.*", category=UserWarning)
-    import nltk
-
-    nltk.download = _offline_nltk_download
 
 
 def main() -> None:
-    quiet_third_party_imports()
+    import nltk
+
+    nltk.download = _offline_nltk_download  # before AllenNLP imports every plugin module (the module docstring)
     import memplugins  # noqa: F401  (registers everything, applies memplugins.compat)
     from allennlp.commands import main as allennlp_main
 

@@ -1,13 +1,13 @@
 """
 Resumed training equals uninterrupted training (issue 16), with `allennlp train` run as users run it, in a
-subprocess, killed with SIGKILL by `tests/recover_faults.py` and resumed with `--recover`:
+subprocess, killed with SIGKILL by `tests/training/recover_faults.py` and resumed with `--recover`:
 
 * in the middle of an epoch, for every config under training_config/;
 * for `snli_rte_conditional` and `snli_mma_nse`, also halfway through writing a checkpoint's model-state file and
   its training-state file, and between removing the old best.th and linking the new one.
 
 After the resumed run, the final metrics (`metrics.json`, durations and memory aside) equal the uninterrupted run's
-and so do the best weights, and the archive loads. Without `memplugins.compat` fix 7 the file-write kills fail
+and so do the best weights, and the archive loads. Without `memplugins.training.exact_resume` the file-write kills fail
 `--recover` outright (a truncated checkpoint is loaded), the best.th kill ends on another epoch's weights, and the
 mid-epoch kill differs in every metric (dropout masks reseeded). Marked slow: about 20 minutes on 2 cores.
 """
@@ -41,7 +41,7 @@ def _train(config: str, serialization_dir: Path, faults: dict = None, recover: b
     command = [sys.executable, "-m", "allennlp", "train", str(REPO_ROOT / "training_config" / config),
                "-s", str(serialization_dir), "--include-package", "memplugins"]
     if faults:
-        command += ["--include-package", "tests.recover_faults"]
+        command += ["--include-package", "tests.training.recover_faults"]
     if recover:
         command.append("--recover")
     environment = {**os.environ, "NUM_EPOCHS": NUM_EPOCHS, "OMP_NUM_THREADS": "1", **(faults or {})}

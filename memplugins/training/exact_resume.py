@@ -1,0 +1,180 @@
+"""
+Crash-safe checkpoints, and resumed training equal to uninterrupted training (a feature AllenNLP 2.10 lacks, applied
+when memplugins is imported). AllenNLP writes every checkpoint, best.th and model.tar.gz in place, and its training
+state holds no random-number state:
+
+(a) a kill while `torch.save` writes `model_state_eN_b0.th` leaves a truncated file that `--recover` picks as the
+    latest checkpoint and fails to load; a kill between the model-state and training-state files leaves a
+    checkpoint without its training state. Each file is now written to `<name>.partial` and renamed into place
+    (atomic on POSIX), and only checkpoints with both files count.
+(b) best.th is refreshed after the checkpoint: a kill in between leaves best.th from an older epoch (or none), while
+    the restored metric tracker says the checkpoint is the best, so the recovered run ends on the wrong weights. On
+    recover from an end-of-epoch checkpoint that is the best so far, best.th is relinked to it.
+(c) a resumed run reseeds every generator from the config, so its dropout masks (torch) and its batch order
+    (Python's `random`, which the `bucket` sampler uses for the training and the validation loader) differ from the
+    uninterrupted run's. The generator states (Python, numpy, torch CPU and CUDA) are saved in the training state and
+    restored when the first epoch that really trains begins, after AllenNLP has replayed the data loader through the
+    completed epochs. For a mid-epoch checkpoint (the `deadline` callback's), Python's state is the one at the start
+    of that epoch, whose shuffle the replay repeats before skipping the completed batches.
+(d) model.tar.gz is written to `model.tar.gz.partial` and renamed, so a kill while archiving never leaves a truncated
+    archive that `allennlp predict` would be given.
+
+Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
+`tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
+"""
+import os
+import random
+import types
+
+import numpy
+import torch
+from allennlp.common.file_utils import hardlink_or_copy
+from allennlp.models import archival
+from allennlp.training import checkpointer, gradient_descent_trainer
+
+from memplugins.compat.patching import patch
+
+RANDOM_STATE_KEY = "memplugins_rng_state"
+
+
+def atomic_torch_save(obj, path, *args, **kwargs) -> None:
+    """`torch.save` to `path` through `<path>.partial` and a rename, so `path` is always absent or complete."""
+    if not isinstance(path, (str, os.PathLike)):
+        return torch.save(obj, path, *args, **kwargs)
+    partial = f"{os.fspath(path)}.partial"
+    torch.save(obj, partial, *args, **kwargs)
+    os.replace(partial, path)
+
+
+class _TorchWithAtomicSave(types.ModuleType):
+    """`torch` as AllenNLP's checkpointer and trainer see it: everything is torch's, except `save`."""
+
+    def __init__(self) -> None:
+        super().__init__("torch")
+
+    save = staticmethod(atomic_torch_save)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
+def random_state(python_state) -> dict:
+    numpy_state = numpy.random.get_state()
+    return {
+        "python": python_state,
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        # numpy's state as tensors and ints: weights_only torch.load accepts those without any allow-listing
+        "numpy": (numpy_state[0], torch.from_numpy(numpy_state[1].astype(numpy.int64)), *numpy_state[2:]),
+    }
+
+
+def set_random_state(state: dict) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
+    name, keys, *rest = state["numpy"]
+    numpy.random.set_state((name, keys.numpy().astype(numpy.uint32), *rest))
+
+
+def _complete_checkpoints_only(original):
+    def _find_all_checkpoints(self):
+        return {point for point in original(self) if os.path.isfile(self._training_state_path(*point))}
+
+    return _find_all_checkpoints
+
+
+def _load_checkpoint_and_random_state(original):
+    def load_checkpoint(self):
+        state = original(self)
+        if state is not None and RANDOM_STATE_KEY in state[1]:
+            self._memplugins_random_state = state[1].pop(RANDOM_STATE_KEY)  # the trainer restores it, see below
+        return state
+
+    return load_checkpoint
+
+
+def _checkpoint_state_with_random_state(original):
+    def get_checkpoint_state(self):
+        checkpoint = original(self)
+        if checkpoint is not None:
+            mid_epoch = self._batches_in_epoch_completed > 0
+            python_state = self._memplugins_epoch_start_random if mid_epoch else random.getstate()
+            checkpoint.trainer_state[RANDOM_STATE_KEY] = random_state(python_state)
+        return checkpoint
+
+    return get_checkpoint_state
+
+
+def _train_epoch_from_random_state(original):
+    def _train_epoch(self, epoch: int):
+        pending = getattr(self, "_memplugins_pending_random_state", None)
+        if pending is not None and self._epochs_completed == self._start_after_epochs_completed:
+            set_random_state(pending)
+            self._memplugins_pending_random_state = None
+        self._memplugins_epoch_start_random = random.getstate()
+        return original(self, epoch)
+
+    return _train_epoch
+
+
+def _restore_checkpoint_and_best(original):
+    def _maybe_restore_checkpoint(self) -> None:
+        original(self)
+        if self._checkpointer is not None:
+            self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
+        if (
+            self._start_after_epochs_completed > 0
+            and self._start_after_batches_in_epoch_completed == 0
+            and self._validation_data_loader is not None
+            and self._serialization_dir
+            and self._primary
+            and self._moving_average is None
+            and self._metric_tracker.is_best_so_far()
+        ):
+            _relink_best(self)
+
+    return _maybe_restore_checkpoint
+
+
+def _relink_best(trainer) -> None:
+    """(b): best.th becomes the recovered end-of-epoch checkpoint, which the metric tracker says is the best."""
+    latest = trainer._checkpointer.find_latest_checkpoint()
+    if latest is None or (trainer._ddp_wrapped_model is not None and trainer._ddp_wrapped_model.is_sharded):
+        return
+    best = os.path.join(trainer._serialization_dir, "best.th")
+    if not (os.path.exists(best) and os.path.samefile(best, latest[0])):
+        partial = best + ".partial"
+        if os.path.exists(partial):
+            os.remove(partial)
+        hardlink_or_copy(latest[0], partial)
+        os.replace(partial, best)  # (a no-op if both were links to one file, hence the check above)
+    trainer._best_model_filename = best
+
+
+def _archive_atomically(original):
+    def archive_model(serialization_dir, weights=archival._DEFAULT_WEIGHTS, archive_path=None, include_in_archive=None):
+        if archive_path is None:
+            final = os.path.join(serialization_dir, "model.tar.gz")
+        elif os.path.isdir(archive_path):
+            final = os.path.join(archive_path, "model.tar.gz")
+        else:
+            final = os.fspath(archive_path)
+        original(serialization_dir, weights, final + ".partial", include_in_archive)
+        os.replace(final + ".partial", final)
+        return final
+
+    return archive_model
+
+
+def apply() -> None:
+    if not isinstance(checkpointer.torch, _TorchWithAtomicSave):
+        checkpointer.torch = gradient_descent_trainer.torch = _TorchWithAtomicSave()
+    patch(checkpointer.Checkpointer, "_find_all_checkpoints", _complete_checkpoints_only)
+    patch(checkpointer.Checkpointer, "load_checkpoint", _load_checkpoint_and_random_state)
+    trainer = gradient_descent_trainer.GradientDescentTrainer
+    patch(trainer, "get_checkpoint_state", _checkpoint_state_with_random_state)
+    patch(trainer, "_maybe_restore_checkpoint", _restore_checkpoint_and_best)
+    patch(trainer, "_train_epoch", _train_epoch_from_random_state)
+    patch(archival, "archive_model", _archive_atomically, rebind=True)
