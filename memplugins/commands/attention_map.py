@@ -135,12 +135,11 @@ def run_attention_map(args: argparse.Namespace) -> None:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
-    from memplugins.predictors import AnswerRankingPredictor
     from memplugins.predictors.bounded import BoundedOutputs
 
     archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive, args.predictor)
-    if isinstance(predictor, (BoundedOutputs, AnswerRankingPredictor)):  # the map is the point: keep any size
+    if isinstance(predictor, BoundedOutputs):  # the map is the point: keep any size
         predictor = Predictor.from_archive(archive, args.predictor, extra_args={"max_internal_entries": 2**62})
     inputs = read_input(args.input, args.line)
     prediction = predictor.predict_json(inputs)

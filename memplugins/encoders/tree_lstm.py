@@ -42,8 +42,31 @@ def tree_output(
 
 
 
+class TreeSeq2VecEncoder(Seq2VecEncoder):
+    """What the tree encoders share as `Seq2VecEncoder`s: `forward` is the root state of `encode`'s nodes (trees
+    from the batch, or right-branching), and `get_input_dim` / `get_output_dim` are `_input_size` / `_hidden_dim`."""
+
+    _input_size: int
+    _hidden_dim: int
+
+    def get_input_dim(self) -> int:
+        return self._input_size
+
+    def get_output_dim(self) -> int:
+        return self._hidden_dim
+
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
+    ) -> torch.Tensor:
+        return self.encode(inputs, mask, tree).root_states
+
+    def encode(self, inputs: torch.Tensor, mask: torch.BoolTensor,
+               tree: Optional[Dict[str, torch.Tensor]] = None) -> TreeLstmOutput:
+        raise NotImplementedError
+
+
 @Seq2VecEncoder.register("tree_lstm")
-class TreeLstmEncoder(Seq2VecEncoder):
+class TreeLstmEncoder(TreeSeq2VecEncoder):
     """
     The LSTM-RNN of Le and Zuidema (2015, "Compositional Distributional Semantics with Long Short Term Memory",
     section 3): a recursive network over binary trees whose composition at a parent p with children x (left) and
@@ -122,7 +145,7 @@ class TreeLstmEncoder(Seq2VecEncoder):
         self.leaf_lstm = (
             torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True) if num_layers > 1 else None
         )
-        self._original_input_dim = input_dim
+        self._input_size = input_dim
         if self.leaf_lstm is not None:
             input_dim = hidden_dim  # the tree composes the leaf LSTM's outputs
         if activation not in ACTIVATIONS:
@@ -161,17 +184,6 @@ class TreeLstmEncoder(Seq2VecEncoder):
             self.memory_weights.weight.uniform_(-(4 * d) ** -0.5, (4 * d) ** -0.5)
             self.output_peephole.weight.uniform_(-(3 * d) ** -0.5, (3 * d) ** -0.5)
             self.gate_bias.zero_()
-
-    def get_input_dim(self) -> int:
-        return self._original_input_dim
-
-    def get_output_dim(self) -> int:
-        return self._hidden_dim
-
-    def forward(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
-    ) -> torch.Tensor:
-        return self.encode(inputs, mask, tree).root_states
 
     def leaf_states(self, inputs: torch.Tensor) -> torch.Tensor:
         return self.leaf_projection(inputs) if self.leaf_projection is not None else inputs

@@ -4,13 +4,13 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.tree_lstm import TreeLstmOutput, lstm_names, tree_output
+from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, lstm_names, tree_output
 from memplugins.modules.fast.tree_lstm import ACTIVATIONS
 from memplugins.modules.tree_layout import right_branching_trees, tree_levels
 
 
 @Seq2VecEncoder.register("tree_rnn")
-class TreeRnnEncoder(Seq2VecEncoder):
+class TreeRnnEncoder(TreeSeq2VecEncoder):
     """
     The plain recursive neural network (RNN) that Le and Zuidema (2015) compare their LSTM-RNN with (section 5,
     Figures 6-7; the traditional recursive network of Socher et al.): over the same binary trees, a parent of
@@ -54,7 +54,7 @@ class TreeRnnEncoder(Seq2VecEncoder):
         input_dim, hidden_dim = lstm_names("tree_rnn", input_dim, hidden_dim, input_size, hidden_size)
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
-        self._input_dim, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
+        self._input_size, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
         d = hidden_dim
         self.leaf_weights = torch.nn.Linear(input_dim, 2 * d, bias=False)  # [W_1; W_2] applied to a leaf child
         self.internal_weights = torch.nn.Linear(d, 2 * d, bias=False)  # [W_1; W_2] applied to an internal child
@@ -63,17 +63,6 @@ class TreeRnnEncoder(Seq2VecEncoder):
         with torch.no_grad():
             for weights, size in ((self.leaf_weights, input_dim), (self.internal_weights, d)):
                 weights.weight.uniform_(-(2 * size) ** -0.5, (2 * size) ** -0.5)
-
-    def get_input_dim(self) -> int:
-        return self._input_dim
-
-    def get_output_dim(self) -> int:
-        return self._hidden_dim
-
-    def forward(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
-    ) -> torch.Tensor:
-        return self.encode(inputs, mask, tree).root_states
 
     def encode(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None

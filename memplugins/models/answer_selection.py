@@ -10,7 +10,7 @@ from allennlp.training.metrics import BooleanAccuracy
 
 from memplugins.encoders.nse import NseEncoder
 from memplugins.metrics.ranking import MapMrr
-from memplugins.models.nse_pair_classifier import encode_nse_pair
+from memplugins.modules.pair_encoding import encode_nse_pair
 from memplugins.modules.rte_attention import LastOutputAttention
 
 

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -6,45 +6,14 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import FeedForward, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
-from allennlp.nn.util import get_final_encoder_states, get_text_field_mask
+from allennlp.nn.util import get_text_field_mask
 
 from memplugins.encoders.nse import NseEncoder
 from memplugins.models.pair_classifier import PairClassifier
+from memplugins.modules.pair_encoding import encode_nse_pair
 from memplugins.modules.rte_attention import LastOutputAttention
 
 VARIANTS = ("nse", "mma_nse", "mma_nse_attention")
-
-
-def encode_nse_pair(
-    first_encoder: NseEncoder,
-    second_encoder: NseEncoder,
-    attention: Optional[LastOutputAttention],
-    first: torch.Tensor,
-    first_mask: torch.BoolTensor,
-    second: torch.Tensor,
-    second_mask: torch.BoolTensor,
-    names: Tuple[str, str],
-) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
-    """
-    Encodes `first` with its own memory, then `second` (reading, with MMA, the first's final memory when
-    `second_encoder` has an extra memory); the first's representation is its last output, or with `attention`
-    the blend of its outputs attended by the second's last output. Returns the matching features
-    [h_1; h_2; |h_1 - h_2|; h_1 * h_2] and the inspection outputs, named after `names = (first, second)`:
-    `{first}_keys`, `{second}_keys`, `{second}_{first}_keys` (MMA) and `{first}_attention` (with attention).
-    """
-    first_name, second_name = names
-    first_encoding = first_encoder.encode(first, first_mask)
-    extra = [(first_encoding.memory, first_mask)] if second_encoder.num_extra_memories else []
-    second_encoding = second_encoder.encode(second, second_mask, extra)
-    h_first = get_final_encoder_states(first_encoding.hidden, first_mask)
-    h_second = get_final_encoder_states(second_encoding.hidden, second_mask)
-    inspection = {f"{first_name}_keys": first_encoding.keys, f"{second_name}_keys": second_encoding.keys}
-    if extra:
-        inspection[f"{second_name}_{first_name}_keys"] = second_encoding.extra_keys[0]
-    if attention is not None:
-        h_first, inspection[f"{first_name}_attention"] = attention(first_encoding.hidden, first_mask, h_second)
-    features = torch.cat([h_first, h_second, (h_first - h_second).abs(), h_first * h_second], dim=-1)
-    return features, inspection
 
 
 @Model.register("nse_pair_classifier")

@@ -11,6 +11,7 @@ from allennlp.nn.util import get_text_field_mask
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
 from memplugins.encoders.tree_rnn import TreeRnnEncoder
 from memplugins.models.pair_classifier import PairClassifier
+from memplugins.modules.pair_encoding import matching_features
 
 
 @Model.register("tree_pair_classifier")
@@ -73,6 +74,6 @@ class TreePairClassifier(PairClassifier):
     ) -> Dict[str, Any]:
         p = self._encoder(self._text_field_embedder(premise), get_text_field_mask(premise), premise_tree)
         h = self._encoder(self._text_field_embedder(hypothesis), get_text_field_mask(hypothesis), hypothesis_tree)
-        features = torch.cat([p, h, (p - h).abs(), p * h], dim=-1)
+        features = matching_features(p, h)
         label_logits = self._output(self._dropout(self._classifier_feedforward(features)))
         return self._classification_outputs({}, label_logits, label, metadata)

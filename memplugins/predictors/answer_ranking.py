@@ -2,15 +2,14 @@ from typing import List
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
-from allennlp.data import DatasetReader, Instance
-from allennlp.models import Model
+from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, bound_output
+from memplugins.predictors.bounded import BoundedOutputs
 
 
 @Predictor.register("answer_ranking")
-class AnswerRankingPredictor(Predictor):
+class AnswerRankingPredictor(BoundedOutputs, Predictor):
     """
     `allennlp predict` for `answer_selection` (WikiQA; its default predictor). Input lines:
     `{"question": "...", "answers": ["...", "..."]}` (the candidates of one question), or one WikiQA pair
@@ -28,16 +27,6 @@ class AnswerRankingPredictor(Predictor):
     max_internal_entries : `int`, optional (default = `100000`)
     frozen : `bool`, optional (default = `True`)
     """
-
-    def __init__(
-        self,
-        model: Model,
-        dataset_reader: DatasetReader,
-        max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES,
-        frozen: bool = True,
-    ) -> None:
-        super().__init__(model, dataset_reader, frozen)
-        self._max_internal_entries = max_internal_entries
 
     def _candidates(self, json_dict: JsonDict) -> List[str]:
         answers = json_dict.get("answers", [json_dict["answer"]] if "answer" in json_dict else None)
@@ -59,9 +48,7 @@ class AnswerRankingPredictor(Predictor):
         for json_dict in inputs:
             answers = self._candidates(json_dict)
             instances = [self._dataset_reader.text_to_instance(json_dict["question"], a, question_id="q") for a in answers]
-            for instance in instances:
-                self._dataset_reader.apply_token_indexers(instance)
-            outputs = self._model.forward_on_instances(instances)
+            outputs = self.predict_batch_instance(instances)  # bounded (BoundedOutputs)
             ranking = sorted(
                 ({"answer": answer, "probability": float(output["probability"]), "index": i}
                  for i, (answer, output) in enumerate(zip(answers, outputs))),
@@ -69,6 +56,6 @@ class AnswerRankingPredictor(Predictor):
             )
             result = {"question": json_dict["question"], "answer": ranking[0]["answer"], "ranking": ranking}
             if len(answers) == 1:
-                result.update(bound_output(outputs[0], self._max_internal_entries, "answer_ranking"))
+                result.update(outputs[0])
             results.append(sanitize(result))
         return results

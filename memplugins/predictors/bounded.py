@@ -3,7 +3,8 @@ from typing import Any, Dict, List
 
 import numpy
 from allennlp.common.util import JsonDict, sanitize
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 
 logger = logging.getLogger(__name__)
 
@@ -38,13 +39,17 @@ def bound_output(output: Dict[str, Any], max_entries: int, predictor: str) -> Di
 
 class BoundedOutputs:
     """
-    Mixin for a `Predictor`: `predict_instance` / `predict_batch_instance` bound each output with `bound_output`
-    (the class sets `self._max_internal_entries`) and add the internals that `self._internals` (an
+    Mixin for a `Predictor` (listed before it): takes `max_internal_entries`, and `predict_instance` /
+    `predict_batch_instance` bound each output with `bound_output` and add the internals that `self._internals` (an
     `EncoderInternals`, or None) collected from our encoders inside the model.
     """
 
-    _max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES
     _internals = None
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True,
+                 max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self._max_internal_entries = max_internal_entries
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         return self.predict_batch_instance([instance])[0]

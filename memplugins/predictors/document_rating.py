@@ -4,7 +4,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, BoundedOutputs
+from memplugins.predictors.bounded import BoundedOutputs
 from memplugins.predictors.internals import EncoderInternals
 
 
@@ -27,15 +27,8 @@ class DocumentRatingPredictor(BoundedOutputs, Predictor):
     frozen : `bool`, optional (default = `True`)
     """
 
-    def __init__(
-        self,
-        model: Model,
-        dataset_reader: DatasetReader,
-        max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES,
-        frozen: bool = True,
-    ) -> None:
-        super().__init__(model, dataset_reader, frozen)
-        self._max_internal_entries = max_internal_entries
+    def __init__(self, model: Model, dataset_reader: DatasetReader, **kwargs) -> None:
+        super().__init__(model, dataset_reader, **kwargs)
         self._internals = EncoderInternals(model)
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:

@@ -2,12 +2,11 @@ import logging
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
-from allennlp.data import DatasetReader, Instance
-from allennlp.models import Model
+from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.pair_classification.predictors.textual_entailment import TextualEntailmentPredictor
 
-from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, BoundedOutputs
+from memplugins.predictors.bounded import BoundedOutputs
 
 # the inverse of the parse reader's unescaping, for tokens that would break a bracketed parse
 PTB_ESCAPE = {"(": "-LRB-", ")": "-RRB-"}
@@ -46,16 +45,7 @@ class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
         The largest array (in numbers) a prediction keeps; about 1 MB of JSON.
     """
 
-    def __init__(
-        self,
-        model: Model,
-        dataset_reader: DatasetReader,
-        frozen: bool = True,
-        max_internal_entries: int = DEFAULT_MAX_INTERNAL_ENTRIES,
-    ) -> None:
-        super().__init__(model, dataset_reader, frozen)
-        self._max_internal_entries = max_internal_entries
-        self._warned_no_parse = False
+    _warned_no_parse = False
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         premise = json_dict.get("premise", json_dict.get("sentence1"))

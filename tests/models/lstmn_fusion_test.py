@@ -3,7 +3,7 @@ import torch
 
 from tests.conftest import TEST_FIXTURES
 from tests.models.pair_model_case import PairModelTestCase
-from tests.encoders.lstmn_test import reference_layer
+from memplugins.modules.reference.lstmn import lstmn_layer_reference as reference_layer
 
 
 
@@ -25,26 +25,9 @@ def reference_inter_attention(attention, X, Y, A):
 
 
 def reference_deep_decoder(layer, gate, X, G, Al):
-    """Eq. 4-9 with eq. 14-16: like reference_layer, but c_t also gets r_t ⊙ α~_t, r_t = σ(W_r [γ~_t, x_t] + b)."""
-    W_h, W_x, W_ht, v = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight, layer.scorer.weight[0]
-    W_in, b, W_sum = layer.weight_ih, layer.bias_hh, layer.weight_hh
-    k = layer.hidden_size
-    H, C = [], []
-    h_tilde_prev = torch.zeros(k)
-    for t, x_t in enumerate(X):
-        if t == 0:
-            h_tilde, c_tilde = torch.zeros(k), torch.zeros(k)
-        else:
-            s = torch.softmax(torch.stack([v @ torch.tanh(W_h @ h_i + W_x @ x_t + W_ht @ h_tilde_prev) for h_i in H]), 0)
-            h_tilde, c_tilde = sum(si * hi for si, hi in zip(s, H)), sum(si * ci for si, ci in zip(s, C))
-        i, f, o, c_hat = (W_sum @ h_tilde + W_in @ x_t + b).chunk(4)
-        r_t = torch.sigmoid(gate.weight @ torch.cat([G[t], x_t]) + gate.bias)  # (14)
-        c_t = r_t * Al[t] + torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (15)
-        h_t = torch.sigmoid(o) * torch.tanh(c_t)  # (16)
-        H.append(h_t)
-        C.append(c_t)
-        h_tilde_prev = h_tilde
-    return torch.stack(H)
+    """Eq. 4-9 with eq. 14-16: c_t also gets r_t ⊙ α~_t, r_t = σ(W_r [γ~_t, x_t] + b) (the layer's memory addend)."""
+    r = torch.stack([torch.sigmoid(gate.weight @ torch.cat([G[t], x_t]) + gate.bias) for t, x_t in enumerate(X)])  # (14)
+    return reference_layer(layer, X, addend=r * Al)[0]  # (15), (16)
 
 
 class TestLstmnFusion(PairModelTestCase):

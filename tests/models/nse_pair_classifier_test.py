@@ -3,7 +3,7 @@ import torch
 
 from tests.conftest import TEST_FIXTURES
 from tests.models.pair_model_case import PairModelTestCase
-from tests.encoders.nse_test import reference_nse
+from memplugins.modules.reference.nse import nse_reference as reference_nse
 
 
 
