@@ -19,6 +19,7 @@ that every `allennlp` command prints offline and that are not errors:
   deprecations, `pkg_resources`'s) are filtered by their module; warnings from memplugins itself still show.
 """
 import logging
+import os
 import sys
 import warnings
 
@@ -47,6 +48,9 @@ def quiet_third_party_imports() -> None:
 
 
 def main() -> None:
+    if "--allow-import-paths" in sys.argv:  # our flag (memplugins.untrusted_archives), not AllenNLP's
+        sys.argv.remove("--allow-import-paths")
+        os.environ["MEMPLUGINS_ALLOW_IMPORT_PATHS"] = "1"
     import nltk
 
     nltk.download = _offline_nltk_download  # before AllenNLP imports every plugin module (the module docstring)
