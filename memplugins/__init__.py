@@ -25,7 +25,11 @@ from memplugins.token_embedders import StandardizedEmbedding  # noqa: E402,F401
 from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: E402,F401
 from memplugins.metrics import MapMrr  # noqa: E402,F401
 from memplugins.models import RteAttention  # noqa: E402,F401
-from memplugins.predictors import EntailmentPairsPredictor  # noqa: E402,F401
-from memplugins.commands import AttentionMap  # noqa: E402,F401
+from memplugins.predictors import EntailmentPairsPredictor, input_lines, seq2seq_labels  # noqa: E402,F401
+from memplugins.commands import AttentionMap, empty_evaluation  # noqa: E402,F401
 from memplugins.decoders import NseDecoderNet  # noqa: E402,F401
 from memplugins.training import DeadlineCallback  # noqa: E402,F401
+
+input_lines.apply()
+seq2seq_labels.apply()
+empty_evaluation.apply()

@@ -54,10 +54,23 @@ def main() -> None:
     import nltk
 
     nltk.download = _offline_nltk_download  # before AllenNLP imports every plugin module (the module docstring)
+    import allennlp.__main__  # noqa: F401  (its import configures logging as the `allennlp` command's does)
     import memplugins  # noqa: F401  (registers everything, applies memplugins.compat)
     from allennlp.commands import main as allennlp_main
+    from allennlp.common.util import install_sigterm_handler
 
-    allennlp_main(prog="memplugins")
+    from memplugins.predictors.inputs import InvalidInputError
+    from memplugins.readers.errors import MalformedInputError
+    from memplugins.untrusted_archives import ArchiveError
+
+    # SIGTERM (a cluster's pre-emption, `kill`) raises SigTermReceived, which `train` answers as `allennlp train`
+    # does: "Training interrupted by the user", the best model archived, a non-zero exit
+    install_sigterm_handler()
+    try:
+        allennlp_main(prog="memplugins")
+    except (MalformedInputError, ArchiveError, InvalidInputError) as error:  # bad input: the message, no traceback
+        print(f"memplugins: error: {error}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,39 @@ def test_memplugins_command_works_from_any_folder_without_offline_noise(trained_
 def test_allennlp_command_finds_the_fixture_defaults_from_any_folder(tmp_path):
     run_allennlp("train", str(REPO_ROOT / "training_config" / "snli_rte_conditional.jsonnet"), "-s",
                  str(tmp_path / "run"), "--include-package", "memplugins", "--dry-run", cwd=tmp_path)
+
+
+def test_memplugins_train_answers_sigterm_as_allennlp_train_does(tmp_path):
+    """A cluster's pre-emption: SIGTERM after the first epoch; the best model so far is archived, the exit is not 0."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    command = [str(Path(sys.executable).parent / "memplugins"), "train", str(REPO_ROOT / "tests/fixtures/rte_attention.jsonnet"),
+               "-s", str(out), "-o", json.dumps({"trainer.num_epochs": 1000})]
+    environment = {**os.environ, "PYTHONPATH": str(NO_NETWORK_PATH)}
+    log = tmp_path / "train.log"  # (a pipe nobody reads while training would fill up and block the process)
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, cwd=REPO_ROOT, env=environment, stdout=handle, stderr=subprocess.STDOUT)
+        deadline = time.time() + 300
+        while not (out / "metrics_epoch_1.json").exists() and time.time() < deadline and process.poll() is None:
+            time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=300)
+    stderr = log.read_text()
+    assert process.returncode not in (0, -signal.SIGTERM), stderr[-3000:]
+    assert "Training interrupted by the user" in stderr
+    assert (out / "model.tar.gz").exists()
+
+
+def test_a_bad_prediction_input_names_its_line_without_a_traceback(trained_archive, tmp_path):
+    """Every kind of bad line, in-process: tests/predictors/input_lines_test.py; here the command's exit and output."""
+    good = '{"premise": "A man plays.", "hypothesis": "A person plays."}'
+    (tmp_path / "input.jsonl").write_text(f'{good}\n\n{{"premise": "A man plays.", "hypothesis": 5}}\n')
+    result = subprocess.run([str(Path(sys.executable).parent / "memplugins"), "predict", str(trained_archive),
+                             str(tmp_path / "input.jsonl"), "--silent", "--output-file", str(tmp_path / "out.jsonl")],
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(NO_NETWORK_PATH)}, capture_output=True,
+                            text=True, timeout=600)
+    expected = "input.jsonl:3: could not predict this input: entailment_pairs: 'hypothesis' must be a string"
+    assert result.returncode == 2 and expected in result.stderr, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr

@@ -11,6 +11,9 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
   dataset_reader: {
     type: 'snli_parsed',
     tokenizer: { type: 'spacy_blank' },
+    // the cost is quadratic in length: a pathological input (a 10,000-token line) is cut, and counted, at 200
+    // tokens, far above SNLI's longest sentence (59). Override: -o '{"dataset_reader.max_tokens": null}'.
+    max_tokens: 200,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('SNLI_TRAIN'),

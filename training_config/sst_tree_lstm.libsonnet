@@ -9,6 +9,9 @@ function(granularity, cell='tree_lstm') {
   dataset_reader: {
     type: 'sst_trees',
     granularity: granularity,
+    // a pathological input: a plain sentence is cut, and counted, at 200 tokens (SST's longest: 56); a longer
+    // tree is skipped in files. The tree LSTM's loop runs once per tree level.
+    max_tokens: 200,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('SST_TRAIN'),

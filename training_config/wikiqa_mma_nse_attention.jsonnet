@@ -7,6 +7,9 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 {
   dataset_reader: {
     type: 'wikiqa',
+    // the NSE's cost grows with the square of the length: a pathological input is cut, and counted, at 400 tokens,
+    // far above WikiQA's longest sentence (236). Override: -o '{"dataset_reader.max_tokens": null}'.
+    max_tokens: 400,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('WIKIQA_TRAIN'),

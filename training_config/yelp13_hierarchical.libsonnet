@@ -10,6 +10,10 @@ local hidden = 100;
 function(document_encoder) {
   dataset_reader: {
     type: 'hierarchical_documents',
+    // the NSEs' cost grows with the square of the length: a pathological document is cut, and counted, at 150
+    // sentences of 200 tokens (Yelp13 / IMDB documents average 9-14 sentences of 16-25 words). Override with -o.
+    max_sentences: 150,
+    max_sentence_length: 200,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
   train_data_path: std.extVar('YELP_TRAIN'),

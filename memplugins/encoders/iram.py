@@ -6,6 +6,7 @@ from allennlp.modules import Highway
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 from allennlp.nn.util import masked_softmax, weighted_sum
 
+from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
 from memplugins.modules.auxiliary_loss import AuxiliaryLossMixin
 from memplugins.modules.masked_lstm import run_masked_lstm
 
@@ -123,13 +124,15 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         num_context_layers = num_context_layers if num_context_layers is not None else (num_layers or 1)
         if input_dim is None or hidden_size is None:
             raise ConfigurationError("iram: input_dim (or input_size) and hidden_size are required")
+        check_sizes("iram", input_dim=input_dim, hidden_size=hidden_size, num_context_layers=num_context_layers)
+        check_dropout("iram", dropout)
         if not bidirectional:
             if hidden_size % 2:
                 raise ConfigurationError(f"iram: with bidirectional: false, hidden_size ({hidden_size}) is the output "
                                          "size 2h and must be even")
             hidden_size //= 2
-        if num_iterations < 0 or num_context_layers < 1:
-            raise ConfigurationError("iram: num_iterations must be at least 0 and num_context_layers at least 1")
+        if num_iterations < 0 or num_query_layers < 0 or embedding_highway_layers < 0:
+            raise ConfigurationError("iram: num_iterations, num_query_layers and embedding_highway_layers must be 0 or more")
         self._input_dim = input_dim
         self._size = 2 * hidden_size
         self._num_iterations = num_iterations
@@ -154,6 +157,7 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         return self.encode(tokens, mask).summary
 
     def encode(self, tokens: torch.Tensor, mask: Optional[torch.BoolTensor] = None) -> IramOutput:
+        check_inputs("iram", tokens, self._input_dim)
         if mask is None:
             mask = tokens.new_ones(tokens.shape[:2], dtype=torch.bool)
         inputs = self._dropout(tokens)

@@ -3,6 +3,7 @@ from typing import List, Optional
 import torch
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
+from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
 from memplugins.modules.lstmn import LstmnLayer
 from memplugins.modules.reversal import reverse_padded
 
@@ -57,6 +58,8 @@ class LstmnEncoder(Seq2SeqEncoder):
         bidirectional: bool = False,
     ) -> None:
         super().__init__(stateful=False)
+        check_sizes("lstmn", input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
+        check_dropout("lstmn", dropout)
         self._input_size = input_size
         self._hidden_size = hidden_size
         self._skip_connections = skip_connections
@@ -81,6 +84,7 @@ class LstmnEncoder(Seq2SeqEncoder):
         return self.backward_encoder is not None
 
     def forward(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        check_inputs("lstmn", inputs, self._input_size)
         if mask is None:
             mask = inputs.new_ones(inputs.shape[:2], dtype=torch.bool)
         hidden = self._left_to_right(inputs, mask)

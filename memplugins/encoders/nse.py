@@ -4,6 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
+from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
 from memplugins.modules.fast.nse import CellWeights, Memory, nse_recurrence
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.reference.nse import nse_reference_batch
@@ -122,6 +123,11 @@ class NseEncoder(Seq2SeqEncoder):
         compose_size = compose_size or hidden_size
         self._compose_activation = COMPOSE_ACTIVATIONS[compose_activation]
         self._compose_activation_name = compose_activation
+        check_sizes("nse", input_size=input_size, hidden_size=hidden_size, num_read_layers=num_read_layers,
+                    num_write_layers=num_write_layers, num_layers=num_layers, compose_size=compose_size)
+        check_dropout("nse", dropout)
+        if isinstance(num_extra_memories, bool) or not isinstance(num_extra_memories, int) or num_extra_memories < 0:
+            raise ConfigurationError(f"nse: num_extra_memories must be 0 or more, got {num_extra_memories!r}")
         num_read_layers = num_read_layers or num_layers or 1
         num_write_layers = num_write_layers or num_layers or 1
         if output not in OUTPUTS:
@@ -219,6 +225,11 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError(
                 f"nse was built for {self._num_extra_memories} extra memories, got {len(extra_memories)}"
             )
+        check_inputs("nse", inputs, self._input_size)
+        for extra, _ in extra_memories:
+            if extra.size(-1) != self.hidden_size:
+                raise ConfigurationError(f"nse: an extra memory's slots have {extra.size(-1)} features; they must have "
+                                         f"hidden_size = {self.hidden_size}")
         if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: the literal reference runs deeper f_w
             read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
             return NseOutput(*nse_reference_batch(self, inputs, mask, extra_memories, read_dropout, value_dropout))

@@ -4,6 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
+from memplugins.encoders.checks import check_inputs, check_sizes
 from memplugins.modules.fast.tree_lstm import (
     ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, tree_lstm_levels,
 )
@@ -140,8 +141,7 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         input_dim, hidden_dim = lstm_names("tree_lstm", input_dim, hidden_dim, input_size, hidden_size)
         if bidirectional:
             raise ConfigurationError("tree_lstm: a tree has no reading direction; set bidirectional: false")
-        if num_layers < 1:
-            raise ConfigurationError(f"tree_lstm: num_layers must be at least 1, got {num_layers}")
+        check_sizes("tree_lstm", input_dim=input_dim, hidden_dim=hidden_dim, num_layers=num_layers)
         self.leaf_lstm = (
             torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True) if num_layers > 1 else None
         )
@@ -195,6 +195,7 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         inputs `(B, max_leaves, d_w)` (the leaves), mask `(B, max_leaves)`, tree: the tensors of a
         `BinaryTreeField` (`children`, `heights`, `mask`, `root`); default: right-branching trees.
         """
+        check_inputs("tree_lstm", inputs, self._input_size)
         if tree is None:
             tree = right_branching_trees(mask)
         if self.leaf_lstm is not None:

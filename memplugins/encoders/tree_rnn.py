@@ -4,6 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
+from memplugins.encoders.checks import check_inputs, check_sizes
 from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, lstm_names, tree_output
 from memplugins.modules.fast.tree_lstm import ACTIVATIONS
 from memplugins.modules.tree_layout import right_branching_trees, tree_levels
@@ -52,6 +53,7 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
     ) -> None:
         super().__init__()
         input_dim, hidden_dim = lstm_names("tree_rnn", input_dim, hidden_dim, input_size, hidden_size)
+        check_sizes("tree_rnn", input_dim=input_dim, hidden_dim=hidden_dim)
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         self._input_size, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
@@ -68,6 +70,7 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
         self, inputs: torch.Tensor, mask: torch.BoolTensor, tree: Optional[Dict[str, torch.Tensor]] = None
     ) -> TreeLstmOutput:
         """As `TreeLstmEncoder.encode`: inputs `(B, max_leaves, d_w)`, mask, a `BinaryTreeField`'s tensors."""
+        check_inputs("tree_rnn", inputs, self._input_size)
         if tree is None:
             tree = right_branching_trees(mask)
         batch_size = inputs.size(0)

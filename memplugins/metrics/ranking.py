@@ -16,7 +16,8 @@ class MapMrr(Metric):
     * RR = 1 / rank of the first correct candidate.
 
     Questions with no correct candidate are left out of both means, as the standard WikiQA evaluation does (the
-    corpus's `-filtered.ref` files and the paper's trec_eval setting). Questions whose candidates are all correct
+    corpus's `-filtered.ref` files and the paper's trec_eval setting); `questions` counts those ranked and
+    `questions_without_answer` those left out, so an evaluation says what its means are over. Questions whose candidates are all correct
     count (AP = RR = 1). Not for multi-process training: each worker would rank only its share of a question's
     candidates, so `get_metric` raises under distributed training.
 
@@ -50,6 +51,8 @@ class MapMrr(Metric):
         metrics = {
             "MAP": sum(average_precisions) / count if count else 0.0,
             "MRR": sum(reciprocal_ranks) / count if count else 0.0,
+            "questions": count,
+            "questions_without_answer": len(self._candidates) - count,
         }
         if reset:
             self.reset()

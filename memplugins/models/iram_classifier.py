@@ -41,7 +41,7 @@ class IramClassifier(Model):
     initializer : `InitializerApplicator`, optional
     """
 
-    default_predictor = "text_classifier"
+    default_predictor = "sentence_classifier"
 
     def __init__(
         self,

@@ -55,7 +55,7 @@ class TreeClassifier(Model):
     initializer : `InitializerApplicator`, optional
     """
 
-    default_predictor = "text_classifier"
+    default_predictor = "sentence_classifier"
 
     def __init__(
         self,

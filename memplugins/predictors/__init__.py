@@ -3,3 +3,4 @@ from memplugins.predictors.with_encoder_internals import WithEncoderInternalsPre
 from memplugins.predictors.sentence_perplexity import SentencePerplexityPredictor
 from memplugins.predictors.answer_ranking import AnswerRankingPredictor
 from memplugins.predictors.document_rating import DocumentRatingPredictor
+from memplugins.predictors.sentence_classifier import SentenceClassifierPredictor

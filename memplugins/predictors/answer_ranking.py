@@ -1,11 +1,14 @@
-from typing import List
+from typing import Dict, List
 
-from allennlp.common.checks import ConfigurationError
+import numpy
+
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
+from allennlp.data.fields import LabelField
 from allennlp.predictors.predictor import Predictor
 
 from memplugins.predictors.bounded import BoundedOutputs
+from memplugins.predictors.inputs import input_text, input_texts
 
 
 @Predictor.register("answer_ranking")
@@ -29,13 +32,16 @@ class AnswerRankingPredictor(BoundedOutputs, Predictor):
     """
 
     def _candidates(self, json_dict: JsonDict) -> List[str]:
-        answers = json_dict.get("answers", [json_dict["answer"]] if "answer" in json_dict else None)
-        if "question" not in json_dict or not answers or not all(isinstance(a, str) for a in answers):
-            raise ConfigurationError(
-                "answer_ranking: each input needs 'question' and 'answers' (a list of strings) or 'answer'; got keys "
-                f"{sorted(json_dict)}"
-            )
-        return answers
+        input_text(json_dict, ("question",), "answer_ranking")
+        if "answers" in json_dict:
+            return input_texts(json_dict, "answers", "answer_ranking")
+        return [input_text(json_dict, ("answer",), "answer_ranking")]
+
+    def predictions_to_labeled_instances(self, instance: Instance, outputs: Dict[str, numpy.ndarray]) -> List[Instance]:
+        """For AllenNLP's interpreters: the candidate labelled as the model judges it (answers the question or not)."""
+        new_instance = instance.duplicate()
+        new_instance.add_field("label", LabelField(int(float(outputs["probability"]) > 0.5), skip_indexing=True))
+        return [new_instance]
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         return self._dataset_reader.text_to_instance(json_dict["question"], self._candidates(json_dict)[0])

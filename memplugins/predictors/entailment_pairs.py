@@ -1,12 +1,12 @@
 import logging
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.pair_classification.predictors.textual_entailment import TextualEntailmentPredictor
 
 from memplugins.predictors.bounded import BoundedOutputs
+from memplugins.predictors.inputs import InvalidInputError, input_text
 
 # the inverse of the parse reader's unescaping, for tokens that would break a bracketed parse
 PTB_ESCAPE = {"(": "-LRB-", ")": "-RRB-"}
@@ -48,18 +48,13 @@ class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
     _warned_no_parse = False
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        premise = json_dict.get("premise", json_dict.get("sentence1"))
-        hypothesis = json_dict.get("hypothesis", json_dict.get("sentence2"))
-        if premise is None or hypothesis is None:
-            raise ConfigurationError(
-                f"entailment_pairs: each input needs 'premise' and 'hypothesis' (or SNLI's 'sentence1' and "
-                f"'sentence2'); got keys {sorted(json_dict)}"
-            )
+        premise = input_text(json_dict, ("premise", "sentence1"), "entailment_pairs")
+        hypothesis = input_text(json_dict, ("hypothesis", "sentence2"), "entailment_pairs")
         parses = {}
         if "sentence1_binary_parse" in json_dict and "sentence2_binary_parse" in json_dict:
             parses = {
-                "premise_binary_parse": json_dict["sentence1_binary_parse"],
-                "hypothesis_binary_parse": json_dict["sentence2_binary_parse"],
+                "premise_binary_parse": input_text(json_dict, ("sentence1_binary_parse",), "entailment_pairs"),
+                "hypothesis_binary_parse": input_text(json_dict, ("sentence2_binary_parse",), "entailment_pairs"),
             }
         if getattr(self._dataset_reader, "parse_trees", False):
             if not parses:
@@ -67,7 +62,10 @@ class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
                     "premise_binary_parse": self._right_branching_parse(premise),
                     "hypothesis_binary_parse": self._right_branching_parse(hypothesis),
                 }
-            return self._dataset_reader.text_to_instance(premise, hypothesis, **parses)
+            try:
+                return self._dataset_reader.text_to_instance(premise, hypothesis, **parses)
+            except ValueError as error:  # a malformed parse
+                raise InvalidInputError(f"entailment_pairs: {error}") from None
         return self._dataset_reader.text_to_instance(premise, hypothesis)
 
     def _right_branching_parse(self, sentence: str) -> str:
@@ -77,7 +75,7 @@ class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
             self._warned_no_parse = True
         words = [PTB_ESCAPE.get(token.text, token.text) for token in self._dataset_reader._tokenizer.tokenize(sentence)]
         if not words:
-            raise ConfigurationError(f"entailment_pairs: empty sentence {sentence!r}")
+            raise InvalidInputError(f"entailment_pairs: no tokens in {sentence!r}")
         parse = words[-1]
         for word in reversed(words[:-1]):
             parse = f"( {word} {parse} )"

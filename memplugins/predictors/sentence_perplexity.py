@@ -1,4 +1,7 @@
-from typing import List
+import math
+from typing import Dict, List
+
+import numpy
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -7,6 +10,8 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.lm.models.language_model import LanguageModel
+
+from memplugins.predictors.inputs import InvalidInputError, input_text
 
 
 @Predictor.register("sentence_perplexity")
@@ -39,10 +44,18 @@ class SentencePerplexityPredictor(Predictor):
             raise ConfigurationError("sentence_perplexity needs a unidirectional language_model with a full softmax")
         self._top_k = top_k
 
+    def predictions_to_labeled_instances(self, instance: Instance, outputs: Dict[str, numpy.ndarray]) -> List[Instance]:
+        """For AllenNLP's interpreters: a language model's target is its input (each next token), so the instance
+        itself; the saliency is that of the sentence's likelihood."""
+        return [instance]
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        if "sentence" not in json_dict:
-            raise ConfigurationError(f"sentence_perplexity: each input needs 'sentence'; got keys {sorted(json_dict)}")
-        return self._dataset_reader.text_to_instance(json_dict["sentence"])
+        instance = self._dataset_reader.text_to_instance(input_text(json_dict, ("sentence",), "sentence_perplexity"))
+        limit = getattr(self._dataset_reader, "_max_sequence_length", math.inf)
+        if len(instance["source"]) > limit:
+            raise InvalidInputError(f"sentence_perplexity: the sentence has {len(instance['source'])} tokens; this "
+                                    f"model's reader takes at most {limit} (its max_sequence_length)")
+        return instance
 
     def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
         return [self.predict_instance(instance) for instance in instances]

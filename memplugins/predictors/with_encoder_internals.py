@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from memplugins.predictors.bounded import DEFAULT_MAX_INTERNAL_ENTRIES, BoundedOutputs
+from memplugins.predictors.inputs import input_object
 from memplugins.predictors.internals import EncoderInternals
 
 
@@ -60,7 +61,7 @@ class WithEncoderInternalsPredictor(BoundedOutputs, Predictor):
         self._max_internal_entries = max_internal_entries
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        return self._base._json_to_instance(json_dict)
+        return self._base._json_to_instance(input_object(json_dict, "with_encoder_internals"))
 
     def load_line(self, line: str) -> JsonDict:
         return self._base.load_line(line)

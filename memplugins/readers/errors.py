@@ -1,6 +1,7 @@
 import gzip
+import json
 import zlib
-from typing import IO, Iterator, Tuple
+from typing import IO, Callable, Iterable, Iterator, Optional, Tuple
 
 
 class MalformedInputError(ValueError):
@@ -55,3 +56,62 @@ def numbered_lines(file_path: str) -> Iterator[Tuple[int, str]]:
             file_path, line_number + 1, f"compressed file is truncated or corrupt after line {line_number} "
             f"({type(error).__name__}: {error}); the lines before were read. Copy or download the file again"
         ) from None
+
+
+def json_type(value) -> str:
+    """JSON's name for the type of a parsed value (for error messages)."""
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def parse_json_object(line: str, file_path: str, line_number: int) -> dict:
+    """One line of a JSON-lines file as a JSON object, or a `MalformedInputError` saying what it is instead."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise MalformedInputError(file_path, line_number, f"not JSON: {error.msg} at column {error.colno}") from None
+    except RecursionError:
+        raise MalformedInputError(file_path, line_number, "JSON nested too deeply to read") from None
+    if not isinstance(value, dict):
+        raise MalformedInputError(file_path, line_number, f"expected a JSON object, got a JSON {json_type(value)}")
+    return value
+
+
+def text_problem(value, allow_empty: bool = False) -> Optional[str]:
+    """Why `value` is not usable text (None if it is): not a string, empty, or not encodable (an unpaired UTF-16
+    surrogate such as JSON's "\\ud800", which no tokenizer or output file can take)."""
+    if not isinstance(value, str):
+        return f"must be a string, got a JSON {json_type(value)}"
+    if not allow_empty and not value.strip():
+        return "is empty"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"contains an unpaired surrogate ({value[error.start]!a} at character {error.start + 1})"
+    return None
+
+
+def require_text(value, file_path: str, line_number: int, key: str, allow_empty: bool = False) -> str:
+    problem = text_problem(value, allow_empty)
+    if problem:
+        raise MalformedInputError(file_path, line_number, f"{key!r} {problem}")
+    return value
+
+
+def no_instances_error(file_path: str, reader: str, skipped: str = "") -> MalformedInputError:
+    """An empty data file is an error: evaluating on it would report 0.0 for every metric."""
+    reason = f"{reader}: no instances in this file" + (f" ({skipped})" if skipped else "")
+    return MalformedInputError(file_path, 0, reason)
+
+
+def nonempty(items: Iterable, file_path: str, reader: str, skipped: Callable[[], str] = lambda: "") -> Iterator:
+    """`items`, then a `no_instances_error` if there were none (`skipped()` says what was left out, if anything)."""
+    count = 0
+    for item in items:
+        count += 1
+        yield item
+    if not count:
+        raise no_instances_error(file_path, reader, skipped())

@@ -8,7 +8,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 
 from memplugins.readers.truncation import TruncationCount
-from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.errors import MalformedInputError, nonempty, numbered_lines
 
 logger = logging.getLogger(__name__)
 
@@ -55,17 +55,17 @@ class HierarchicalDocumentsReader(DatasetReader):
         self._sentence_length = TruncationCount("max_sentence_length", max_sentence_length)
 
     def _read(self, file_path: str) -> Iterable[Instance]:
-        for line_number, line in self.shard_iterable(numbered_lines(file_path)):
+        lines = nonempty(((n, line) for n, line in numbered_lines(file_path) if line.strip()), file_path,
+                         "hierarchical_documents")
+        for line_number, line in self.shard_iterable(lines):
             line = line.rstrip("\n")
-            if not line.strip():
-                continue
             fields = line.split("\t\t")
             if len(fields) != 4:
                 reason = f"expected 4 fields separated by a double tab (user, product, rating, text), found {len(fields)}"
                 raise MalformedInputError(file_path, line_number, reason)
             user, product, rating, text = fields
-            if not rating.strip().lstrip("-").isdigit():
-                raise MalformedInputError(file_path, line_number, f"rating {rating!r} is not an integer")
+            if not rating.strip().isascii() or not rating.strip().isdigit():
+                raise MalformedInputError(file_path, line_number, f"rating {rating!r} is not a whole number of stars")
             sentences = [s.strip() for s in text.split(SENTENCE_SEPARATOR) if s.strip()]
             if not sentences:
                 raise MalformedInputError(file_path, line_number, "document without text")
@@ -79,6 +79,8 @@ class HierarchicalDocumentsReader(DatasetReader):
         """`sentences`: a list of sentence strings, or one text with ` <sssss> ` between sentences."""
         if isinstance(sentences, str):
             sentences = [s.strip() for s in sentences.split(SENTENCE_SEPARATOR) if s.strip()]
+        if not sentences:  # (a ListField of no TextFields cannot be padded)
+            raise ValueError(f"a document needs at least one sentence (separated by {SENTENCE_SEPARATOR.strip()!r})")
         sentences = self._sentence_count(sentences)
         text_fields = []
         for sentence in sentences:

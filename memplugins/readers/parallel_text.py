@@ -7,7 +7,7 @@ from allennlp.data.instance import Instance
 from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 from allennlp_models.generation.dataset_readers.seq2seq import Seq2SeqDatasetReader
 
-from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.errors import MalformedInputError, no_instances_error, nonempty, numbered_lines
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,8 @@ class ParallelTextReader(Seq2SeqDatasetReader):
         dropped = 0
         pairs = zip_longest(numbered_lines(source_path), numbered_lines(target_path))
         lines = ((n, (s and s[1], t and t[1])) for n, (s, t) in enumerate(pairs, start=1))
+        lines = nonempty(lines, file_path, "parallel_text")
+        kept = 0
         for line_number, (source, target) in self.shard_iterable(lines):
             if source is None or target is None:
                 shorter = source_path if source is None else target_path
@@ -75,7 +77,10 @@ class ParallelTextReader(Seq2SeqDatasetReader):
             if self._max_length and max(len(source.split()), len(target.split())) > self._max_length:
                 dropped += 1
                 continue
+            kept += 1
             yield self.text_to_instance(source, target)
+        if dropped and not kept and not self._is_sharded():
+            raise no_instances_error(file_path, "parallel_text", f"all {dropped} pairs longer than max_length={self._max_length}")
         if dropped:
             logger.info("parallel_text: dropped %d pairs longer than %d words in %s", dropped, self._max_length, file_path)
         # the counts of Seq2SeqDatasetReader's source_max_tokens / target_max_tokens truncation (its own _read, which
@@ -86,6 +91,12 @@ class ParallelTextReader(Seq2SeqDatasetReader):
                             getattr(self, f"_{side}_max_exceeded"), side, side, getattr(self, f"_{side}_max_tokens"),
                             file_path)
             setattr(self, f"_{side}_max_exceeded", 0)
+
+    def _is_sharded(self) -> bool:
+        """Whether this process reads only a share of the file (data loader workers or distributed training)."""
+        info = self.get_worker_info()
+        distributed = self.get_distributed_info()
+        return (info is not None and info.num_workers > 1) or (distributed is not None and distributed.world_size > 1)
 
     def text_to_instance(self, source_string: str, target_string: Optional[str] = None) -> Instance:  # type: ignore
         """As `Seq2SeqDatasetReader`'s, lowercasing first if configured (so `allennlp predict` inputs match)."""

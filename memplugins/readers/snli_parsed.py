@@ -1,4 +1,3 @@
-import json
 import logging
 from typing import Any, Dict, Iterable, Optional
 
@@ -12,7 +11,9 @@ from allennlp.data.tokenizers import Token, Tokenizer
 from allennlp_models.pair_classification.dataset_readers.snli import SnliReader, maybe_collapse_label
 
 from memplugins.fields import BinaryTree, BinaryTreeField, parse_binary_tree
-from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.errors import (
+    MalformedInputError, no_instances_error, numbered_lines, parse_json_object, require_text,
+)
 from memplugins.readers.truncation import TruncatingTokenizer, TruncationCount
 from memplugins.tokenizers import SpacyBlankTokenizer
 
@@ -94,16 +95,11 @@ class SnliParsedReader(SnliReader):
         required = ["gold_label", "sentence1", "sentence2"]
         if self.parse_trees:
             required += ["sentence1_binary_parse", "sentence2_binary_parse"]
-        skipped = too_long = 0
+        skipped = too_long = read = 0
         for line_number, line in numbered_lines(file_path):
             if not line.strip():
                 continue
-            try:
-                example = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise MalformedInputError(file_path, line_number, f"invalid JSON ({error})") from None
-            if not isinstance(example, dict):
-                raise MalformedInputError(file_path, line_number, f"expected a JSON object, got {type(example).__name__}")
+            example = parse_json_object(line, file_path, line_number)
             for key in required:
                 if key not in example:
                     raise MalformedInputError(file_path, line_number, f"missing key {key!r}")
@@ -121,7 +117,11 @@ class SnliParsedReader(SnliReader):
             ) > self._truncation.limit:
                 too_long += 1
                 continue
+            read += 1
             yield instance
+        if not read:
+            raise no_instances_error(file_path, "snli_parsed", f"{skipped} pairs with gold_label '-' skipped, "
+                                     f"{too_long} longer than max_tokens")
         logger.info("snli_parsed: skipped %d pairs with gold_label '-' in %s", skipped, file_path)
         if too_long:
             logger.info("snli_parsed: skipped %d parsed pairs longer than max_tokens=%d in %s", too_long,
@@ -129,9 +129,8 @@ class SnliParsedReader(SnliReader):
         self._truncation.log_and_reset("snli_parsed", file_path)
 
     def _example_to_instance(self, example: Dict[str, Any], label: str, file_path: str, line_number: int) -> Instance:
-        for key in ("sentence1", "sentence2"):
-            if not isinstance(example[key], str) or not example[key].strip():
-                raise MalformedInputError(file_path, line_number, f"empty {key}")
+        for key in ("sentence1", "sentence2") + (("sentence1_binary_parse", "sentence2_binary_parse") if self.parse_trees else ()):
+            require_text(example[key], file_path, line_number, key)
         if not self.parse_trees:
             return self.text_to_instance(example["sentence1"], example["sentence2"], label)
         try:

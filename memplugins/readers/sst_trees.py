@@ -10,12 +10,14 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token, Tokenizer
 
 from memplugins.fields.binary_tree_field import PTB_UNESCAPE, BinaryTree, BinaryTreeField
-from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.errors import MalformedInputError, nonempty, numbered_lines
+from memplugins.readers.truncation import TruncationCount
 from memplugins.tokenizers.spacy_blank import SpacyBlankTokenizer
 
 logger = logging.getLogger(__name__)
 
 # SST's five classes 0 (very negative) .. 4 (very positive) mapped per granularity; None drops the label.
+SST_CLASSES = ("0", "1", "2", "3", "4")
 GRANULARITIES: Dict[str, Dict[str, Optional[str]]] = {
     "5-class": {str(i): str(i) for i in range(5)},
     "3-class": {"0": "0", "1": "0", "2": "1", "3": "2", "4": "2"},
@@ -49,7 +51,7 @@ def parse_sst_tree(text: str) -> BinaryTree:
         if position >= len(tokens):
             raise ValueError("unbalanced brackets: the tree ends after '('")
         label = tokens[position]
-        if label in "()" or not label.isdigit() or not 0 <= int(label) <= 4:
+        if label not in SST_CLASSES:  # (str.isdigit accepts '٣', '³': not SST labels)
             raise ValueError(f"node label {label!r} is not a sentiment class 0-4")
         position += 1
         if position < len(tokens) and tokens[position] not in "()":  # a leaf: (label word)
@@ -81,7 +83,10 @@ def parse_sst_tree(text: str) -> BinaryTree:
 
     if not tokens:
         raise ValueError("empty tree")
-    parse_node()
+    try:
+        parse_node()
+    except RecursionError:
+        raise ValueError("the tree is nested too deeply to read (SST trees are a few dozen levels deep)") from None
     if position != len(tokens):
         raise ValueError(f"unbalanced brackets: {len(tokens) - position} tokens after the root's ')'")
     n = len(leaves)
@@ -114,6 +119,9 @@ class SstTreesReader(DatasetReader):
         Keep only the root's label (every other node unlabelled): sentence-level supervision.
     tokenizer : `Tokenizer`, optional (default = `spacy_blank`)
         Tokenizes plain sentences given to `text_to_instance` (the treebank itself is already tokenized).
+    max_tokens : `int`, optional (default = `None`)
+        Trees with more leaves are skipped (a tree cannot be cut) and counted when reading a file; a plain sentence
+        given to `text_to_instance` is truncated to this many tokens, a longer tree refused.
     """
 
     def __init__(
@@ -122,9 +130,11 @@ class SstTreesReader(DatasetReader):
         granularity: str = "5-class",
         root_only: bool = False,
         tokenizer: Optional[Tokenizer] = None,
+        max_tokens: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self._truncation = TruncationCount("max_tokens", max_tokens)
         if granularity not in GRANULARITIES:
             raise ConfigurationError(f"sst_trees: granularity must be one of {list(GRANULARITIES)}, got {granularity!r}")
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
@@ -133,8 +143,22 @@ class SstTreesReader(DatasetReader):
         self._tokenizer = tokenizer or SpacyBlankTokenizer()
 
     def _read(self, file_path: str) -> Iterable[Instance]:
-        dropped = 0
-        for line_number, line in self.shard_iterable(numbered_lines(file_path)):
+        # every worker parses the whole file (cheap) and keeps its share of the trees, so an empty file is known
+        dropped = {"neutral": 0, "long": 0}
+        trees = nonempty(self._trees(file_path, dropped), file_path, "sst_trees",
+                         lambda: f"{dropped['neutral']} sentences with a neutral root dropped (2-class protocol), "
+                                 f"{dropped['long']} longer than max_tokens")
+        for tree in self.shard_iterable(trees):
+            yield self._instance(tree)
+        if dropped["neutral"]:
+            logger.info("sst_trees: dropped %d sentences with a neutral root from %s (2-class protocol)",
+                        dropped["neutral"], file_path)
+        if dropped["long"]:
+            logger.info("sst_trees: skipped %d trees with more than max_tokens=%d leaves in %s", dropped["long"],
+                        self._truncation.limit, file_path)
+
+    def _trees(self, file_path: str, dropped: dict) -> Iterable[BinaryTree]:
+        for line_number, line in numbered_lines(file_path):
             line = line.strip()
             if not line:
                 continue
@@ -144,11 +168,12 @@ class SstTreesReader(DatasetReader):
                 raise MalformedInputError(file_path, line_number, f"malformed SST tree: {error}") from None
             tree.labels = self._map_labels(tree.labels)
             if tree.labels[-1] is None:  # the root is neutral in 2-class
-                dropped += 1
+                dropped["neutral"] += 1
                 continue
-            yield self._instance(tree)
-        if dropped:
-            logger.info("sst_trees: dropped %d sentences with a neutral root from %s (2-class protocol)", dropped, file_path)
+            if self._truncation.limit is not None and len(tree.leaves) > self._truncation.limit:
+                dropped["long"] += 1
+                continue
+            yield tree
 
     def _map_labels(self, raw_labels: List[str]) -> List[Optional[str]]:
         labels = [self._label_map[label] for label in raw_labels]
@@ -169,8 +194,11 @@ class SstTreesReader(DatasetReader):
         if sentence.lstrip().startswith("("):
             tree = parse_sst_tree(sentence)
             tree.labels = None  # a tree given for prediction is not a target
+            if self._truncation.limit is not None and len(tree.leaves) > self._truncation.limit:
+                raise ValueError(f"sst_trees: the tree has {len(tree.leaves)} leaves; max_tokens is "
+                                 f"{self._truncation.limit} (a tree cannot be cut)")
         else:
-            words = [token.text for token in self._tokenizer.tokenize(sentence)]
+            words = self._truncation([token.text for token in self._tokenizer.tokenize(sentence)])
             if not words:
                 raise ValueError("sst_trees: empty sentence")
             tree = BinaryTree.right_branching(words)

@@ -8,7 +8,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Tokenizer
 
 from memplugins.readers.truncation import TruncatingTokenizer, TruncationCount
-from memplugins.readers.errors import MalformedInputError, numbered_lines
+from memplugins.readers.errors import MalformedInputError, nonempty, numbered_lines
 from memplugins.tokenizers import SpacyBlankTokenizer
 
 TSV_HEADER = ["QuestionID", "Question", "DocumentID", "DocumentTitle", "SentenceID", "Sentence", "Label"]
@@ -55,7 +55,7 @@ class WikiQaReader(DatasetReader):
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
 
     def _read(self, file_path: str) -> Iterable[Instance]:
-        yield from self.shard_iterable(self._read_rows(cached_path(file_path)))
+        yield from self.shard_iterable(nonempty(self._read_rows(cached_path(file_path)), file_path, "wikiqa"))
         self._truncation.log_and_reset("wikiqa", file_path)
 
     def _read_rows(self, file_path: str) -> Iterable[Instance]:

@@ -46,6 +46,10 @@ class SpacyBlankTokenizer(SpacyTokenizer):
         self._ner = False
         self._split_on_spaces = split_on_spaces
         self.spacy = spacy.blank(language)
+        # spaCy refuses texts over 1,000,000 characters (error E088) because a parser or NER needs about 1 GB per
+        # 100,000 characters; a tokenizer needs nothing of the kind, so any text is tokenized (readers and configs
+        # bound the tokens they keep with max_tokens).
+        self.spacy.max_length = 2**62
         if split_on_spaces:
             self.spacy.tokenizer = _WhitespaceSpacyTokenizer(self.spacy.vocab)
         self._keep_spacy_tokens = keep_spacy_tokens

@@ -18,10 +18,15 @@ state holds no random-number state:
     of that epoch, whose shuffle the replay repeats before skipping the completed batches.
 (d) model.tar.gz is written to `model.tar.gz.partial` and renamed, so a kill while archiving never leaves a truncated
     archive that `allennlp predict` would be given.
+(e) a run killed after its last epoch (while archiving) recovers with nothing left to train, and AllenNLP's trainer
+    then returns only the best_* metrics, so metrics.json loses the epoch, training and validation metrics. The
+    recovered run's metrics are now those of the last completed epoch (`metrics_epoch_N.json`, what the
+    uninterrupted run returned), with the tracker's best_* on top.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
 """
+import json
 import os
 import random
 import types
@@ -153,6 +158,20 @@ def _relink_best(trainer) -> None:
     trainer._best_model_filename = best
 
 
+def _metrics_of_a_finished_run(original):
+    def _try_train(self):
+        metrics, epoch = original(self)
+        completed = self._start_after_epochs_completed
+        if "epoch" not in metrics and completed > 0 and self._serialization_dir:
+            last = os.path.join(self._serialization_dir, f"metrics_epoch_{completed - 1}.json")
+            if os.path.exists(last):
+                with open(last) as handle:
+                    metrics = {**json.load(handle), **metrics}
+        return metrics, epoch
+
+    return _try_train
+
+
 def _archive_atomically(original):
     def archive_model(serialization_dir, weights=archival._DEFAULT_WEIGHTS, archive_path=None, include_in_archive=None):
         if archive_path is None:
@@ -177,4 +196,5 @@ def apply() -> None:
     patch(trainer, "get_checkpoint_state", _checkpoint_state_with_random_state)
     patch(trainer, "_maybe_restore_checkpoint", _restore_checkpoint_and_best)
     patch(trainer, "_train_epoch", _train_epoch_from_random_state)
+    patch(trainer, "_try_train", _metrics_of_a_finished_run)
     patch(archival, "archive_model", _archive_atomically, rebind=True)

@@ -19,10 +19,12 @@ def test_map_and_mrr_against_hand_computation():
     values = metric.get_metric(reset=True)
     assert values["MAP"] == pytest.approx((0.5 + 7 / 12 + 1) / 3)
     assert values["MRR"] == pytest.approx((0.5 + 0.5 + 1) / 3)
-    assert metric.get_metric() == {"MAP": 0.0, "MRR": 0.0}  # reset, and no question: no division by zero
+    assert (values["questions"], values["questions_without_answer"]) == (3, 1)  # the evaluation says what it left out
+    empty = {"MAP": 0.0, "MRR": 0.0, "questions": 0, "questions_without_answer": 0}
+    assert metric.get_metric() == empty  # reset, and no question: no division by zero
 
 
 def test_first_ranked_correct_gives_one():
     metric = MapMrr()
     metric(torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1, 0, 0]), ["a", "a", "a"])
-    assert metric.get_metric() == {"MAP": 1.0, "MRR": 1.0}
+    assert metric.get_metric() == {"MAP": 1.0, "MRR": 1.0, "questions": 1, "questions_without_answer": 0}

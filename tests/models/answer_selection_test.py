@@ -20,5 +20,5 @@ class TestAnswerSelection(ModelTestCase):
         torch.testing.assert_close(output["probability"], torch.sigmoid(output["logit"]))
         assert output["question_answer_keys"].shape[:2] == output["question_keys"].shape[:2]
         metrics = self.model.get_metrics(reset=True)
-        assert set(metrics) == {"MAP", "MRR", "accuracy"}
+        assert set(metrics) == {"MAP", "MRR", "questions", "questions_without_answer", "accuracy"}
         assert 0 < metrics["MAP"] <= 1 and 0 < metrics["MRR"] <= 1

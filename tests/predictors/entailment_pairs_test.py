@@ -50,7 +50,9 @@ class TestEntailmentPairsPredictor(ModelTestCase):
                 assert single_row == pytest.approx(batched_row, abs=1e-6)
 
     def test_missing_keys_are_a_clear_error(self):
-        with pytest.raises(Exception, match="needs 'premise' and 'hypothesis'"):
+        from memplugins.predictors.inputs import InvalidInputError
+
+        with pytest.raises(InvalidInputError, match="needs 'premise' or 'sentence1'; got keys \\['text'\\]"):
             self.predictor.predict_json({"text": "no pair here"})
 
 

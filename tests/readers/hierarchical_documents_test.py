@@ -24,7 +24,7 @@ def test_truncation_options(tmp_path):
 
 @pytest.mark.parametrize(
     "line, reason",
-    [("u\t\tp\t\t4", "found 3"), ("u\tp\t4\ttext", "found 1"), ("u\t\tp\t\tfive\t\ttext", "not an integer"),
+    [("u\t\tp\t\t4", "found 3"), ("u\tp\t4\ttext", "found 1"), ("u\t\tp\t\tfive\t\ttext", "not a whole number of stars"),
      ("u\t\tp\t\t4\t\t <sssss> ", "without text")],
 )
 def test_malformed_lines_name_file_and_line(tmp_path, line, reason):

@@ -1,5 +1,8 @@
 """`max_tokens` (and the document reader's limits) truncate, and the number truncated is logged once per file."""
+import json
 import logging
+
+import pytest
 
 from allennlp.common import Params
 from allennlp.data import DatasetReader
@@ -55,3 +58,27 @@ def test_parallel_text_logs_seq2seq_truncation(caplog):
     cut, log = _read(params, "fixtures/iwslt14/sample.de-en", caplog)
     assert all(len(i["source_tokens"]) <= 3 + 2 and len(i["target_tokens"]) <= 4 + 2 for i in cut)
     assert "source texts to source_max_tokens=3" in log and "target texts to target_max_tokens=4" in log
+
+
+@pytest.mark.parametrize("config", ["snli_rte_word_by_word", "snli_mma_nse", "snli_lstmn_deep_fusion", "wikiqa_mma_nse_attention"])
+def test_shipped_quadratic_configs_cut_a_pathological_line(config, tmp_path, caplog):
+    """Issue 24: a 10,000-token pair through a shipped config is cut to the config's max_tokens, and counted."""
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+
+    from tests.conftest import REPO_ROOT
+
+    params = Params.from_file(str(REPO_ROOT / "training_config" / f"{config}.jsonnet"))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    long = "word " * 10_000
+    if config.startswith("wikiqa"):
+        path = tmp_path / "long.txt"
+        path.write_text(f"what is it ?\t{long}\t1\n")
+    else:
+        path = tmp_path / "long.jsonl"
+        path.write_text(json.dumps({"gold_label": "neutral", "sentence1": long, "sentence2": "a word ."}) + "\n")
+    with caplog.at_level("INFO"):
+        instance, = reader.read(str(path))
+    limit = reader._truncation.limit
+    assert limit is not None and max(len(field) for field in instance.fields.values() if hasattr(field, "tokens")) == limit
+    assert any("truncated 1" in record.getMessage() for record in caplog.records), [r.getMessage() for r in caplog.records]

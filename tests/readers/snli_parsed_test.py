@@ -80,13 +80,18 @@ def test_blank_lines_are_ignored(tmp_path):
 @pytest.mark.parametrize(
     "bad_line, parse_trees, message",
     [
-        ('{"gold_label": "entailment", "sentence1": "a"', False, "invalid JSON"),
+        ('{"gold_label": "entailment", "sentence1": "a"', False, "not JSON"),
         ('["not", "an", "object"]', False, "expected a JSON object"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "sentence2"}), False, "missing key 'sentence2'"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "gold_label"}), False, "missing key 'gold_label'"),
         (json.dumps({**GOOD, "gold_label": "entails"}), False, "unknown gold_label 'entails'"),
-        (json.dumps({**GOOD, "sentence1": "   "}), False, "empty sentence1"),
-        (json.dumps({**GOOD, "sentence2": ""}), False, "empty sentence2"),
+        (json.dumps({**GOOD, "sentence1": "   "}), False, "'sentence1' is empty"),
+        (json.dumps({**GOOD, "sentence2": ""}), False, "'sentence2' is empty"),
+        (json.dumps({**GOOD, "sentence2": 5}), False, "'sentence2' must be a string, got a JSON number"),
+        (json.dumps({**GOOD, "sentence1": None}), False, "'sentence1' must be a string, got a JSON null"),
+        ('{"gold_label": "entailment", "sentence1": "a \\ud800", "sentence2": "b"}', False, "unpaired surrogate"),
+        ("[" * 100_000 + "]" * 100_000, False, "nested too deeply"),
+        ("[1, 2]", False, "expected a JSON object, got a JSON array"),
         (json.dumps({k: v for k, v in GOOD.items() if k != "sentence2_binary_parse"}), True, "missing key 'sentence2_binary_parse'"),
         (json.dumps({**GOOD, "sentence1_binary_parse": "( ( A dog ) runs"}), True, "unbalanced brackets"),
         (json.dumps({**GOOD, "sentence1_binary_parse": "( A dog runs )"}), True, "3 children"),
@@ -105,3 +110,18 @@ def test_text_to_instance_with_trees_requires_parses():
     reader = SnliParsedReader(parse_trees=True)
     with pytest.raises(ValueError, match="sentence1_binary_parse"):
         reader.text_to_instance("A dog.", "An animal.")
+
+
+@pytest.mark.parametrize("lines", [[], [json.dumps({**GOOD, "gold_label": "-"})] * 3], ids=["empty", "only '-'"])
+def test_a_file_without_instances_is_an_error(tmp_path, lines):
+    path = write_lines(tmp_path, lines)
+    with pytest.raises(MalformedInputError, match="no instances"):
+        list(SnliParsedReader().read(path))
+
+
+def test_a_one_megabyte_line_is_read_and_truncated(tmp_path, caplog):
+    path = write_lines(tmp_path, [json.dumps({**GOOD, "sentence1": "word " * 200_000})])
+    with caplog.at_level("INFO"):
+        instance, = SnliParsedReader(max_tokens=100).read(path)
+    assert len(instance["premise"]) == 100
+    assert any("truncated" in record.getMessage() for record in caplog.records)

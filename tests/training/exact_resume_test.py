@@ -9,7 +9,8 @@ subprocess, killed with SIGKILL by `tests/training/recover_faults.py` and resume
 After the resumed run, the final metrics (`metrics.json`, durations and memory aside) equal the uninterrupted run's
 and so do the best weights, and the archive loads. Without `memplugins.training.exact_resume` the file-write kills fail
 `--recover` outright (a truncated checkpoint is loaded), the best.th kill ends on another epoch's weights, and the
-mid-epoch kill differs in every metric (dropout masks reseeded). Marked slow: about 20 minutes on 2 cores.
+mid-epoch kill differs in every metric (dropout masks reseeded). The subprocess tests are marked slow: about 20
+minutes on 2 cores. A kill after the last epoch (while archiving) recovers with every metric, not only best_*.
 """
 import json
 import os
@@ -23,8 +24,6 @@ import torch
 
 from tests.conftest import REPO_ROOT
 
-pytestmark = pytest.mark.slow
-
 CONFIGS = sorted(path.name for path in (REPO_ROOT / "training_config").glob("*.jsonnet"))
 FILE_FAULTS = {
     # saves, in order: e1 model state, e1 training state, e2 model state, e2 training state, ...
@@ -32,6 +31,7 @@ FILE_FAULTS = {
     "training_state_write": {"KILL_AT_SAVE": "4"},
     # the first link is epoch 1's best.th; the second is epoch 2's, if it improved (the test checks it ran)
     "best_link": {"KILL_AT_BEST_LINK": "2"},
+    "archive_write": {"KILL_AT_ARCHIVE": "1"},  # after the last epoch: recover trains nothing
 }
 NUM_EPOCHS = "3"
 VOLATILE_METRICS = ("duration", "memory", "_MB", "start_epoch")
@@ -94,14 +94,32 @@ def _kill_and_resume(config: str, directory: Path, faults: dict) -> None:
     assert resumed.returncode == 0, resumed.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS)
 def test_sigkill_mid_epoch_then_recover_equals_uninterrupted(config, uninterrupted, tmp_path):
     _kill_and_resume(config, tmp_path / "run", {"KILL_AT_EPOCH": "1"})
     _assert_same_run(tmp_path / "run", uninterrupted(config))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(FILE_FAULTS))
 @pytest.mark.parametrize("config", ["snli_rte_conditional.jsonnet", "snli_mma_nse.jsonnet"])
 def test_sigkill_while_writing_checkpoint_then_recover_equals_uninterrupted(config, fault, uninterrupted, tmp_path):
     _kill_and_resume(config, tmp_path / "run", FILE_FAULTS[fault])
     _assert_same_run(tmp_path / "run", uninterrupted(config))
+
+
+def test_recovering_a_finished_run_keeps_every_metric(tmp_path):
+    """A kill while the archive is written (the slow test does it with SIGKILL) leaves every epoch's checkpoint but
+    no metrics.json; `--recover` then trains nothing, and AllenNLP's trainer returned only the best_* metrics."""
+    from allennlp.commands.train import train_model_from_file
+
+    from tests.conftest import TEST_FIXTURES
+
+    config, run = str(TEST_FIXTURES / "rte_attention.jsonnet"), tmp_path / "run"
+    train_model_from_file(config, str(run))
+    uninterrupted = _final_metrics(run)
+    for name in ("model.tar.gz", "metrics.json"):
+        (run / name).unlink()
+    train_model_from_file(config, str(run), recover=True)
+    assert _final_metrics(run) == uninterrupted and "epoch" in uninterrupted

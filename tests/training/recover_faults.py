@@ -8,6 +8,7 @@ the OOM killer or a pre-empted cluster node does) at the point an environment va
 * `KILL_AT_SAVE=n`: halfway through writing the n-th file that `torch.save` writes (1-based): the first half of
   the file's bytes are on disk, as when a process dies mid-write;
 * `KILL_AT_BEST_LINK=n`: at the n-th time the trainer links a checkpoint to best.th, after it removed the old one.
+* `KILL_AT_ARCHIVE=1`: halfway through writing `model.tar.gz.partial`, after the last epoch.
 
 Nothing is patched when none is set, so the same config runs uninterrupted and faulty.
 """
@@ -77,3 +78,21 @@ if _link_tick is not None:
         return _original_link(source, destination)
 
     gradient_descent_trainer.hardlink_or_copy = _link
+
+if os.environ.get("KILL_AT_ARCHIVE"):
+    import tarfile
+
+    from allennlp.commands import train as train_command
+
+    _original_archive = train_command.archive_model
+
+    def _archive(serialization_dir, *args, **kwargs):
+        # what a kill mid-write leaves: half an archive under the .partial name, no model.tar.gz, no metrics.json
+        partial = os.path.join(serialization_dir, "model.tar.gz.partial")
+        with tarfile.open(partial, "w:gz") as archive:
+            archive.add(os.path.join(serialization_dir, "config.json"), arcname="config.json")
+        with open(partial, "r+b") as handle:
+            handle.truncate(os.path.getsize(partial) // 2)
+        _die()
+
+    train_command.archive_model = _archive
