@@ -22,7 +22,7 @@ from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: E402,F401
 from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: E402,F401
 from memplugins.fields import BinaryTreeField  # noqa: E402,F401
 from memplugins.token_embedders import StandardizedEmbedding  # noqa: E402,F401
-from memplugins.readers import SnliParsedReader, WikiQaReader  # noqa: E402,F401
+from memplugins.readers import SnliParsedReader, WikiQaReader, unseen_labels  # noqa: E402,F401
 from memplugins.metrics import MapMrr  # noqa: E402,F401
 from memplugins.models import RteAttention  # noqa: E402,F401
 from memplugins.predictors import EntailmentPairsPredictor, input_lines, seq2seq_labels  # noqa: E402,F401
@@ -30,6 +30,7 @@ from memplugins.commands import AttentionMap, empty_evaluation  # noqa: E402,F40
 from memplugins.decoders import NseDecoderNet  # noqa: E402,F401
 from memplugins.training import DeadlineCallback  # noqa: E402,F401
 
+unseen_labels.apply()
 input_lines.apply()
 seq2seq_labels.apply()
 empty_evaluation.apply()

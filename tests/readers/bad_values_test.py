@@ -52,3 +52,15 @@ def test_sst_two_class_with_only_neutral_sentences_is_an_error(tmp_path):
     reader = DatasetReader.from_params(Params({"type": "sst_trees", "granularity": "2-class"}))
     with pytest.raises(MalformedInputError, match="no instances.*2 sentences with a neutral root"):
         list(reader.read(path))
+
+
+def test_an_unseen_label_at_evaluation_names_the_label():
+    from allennlp.common.checks import ConfigurationError
+    from allennlp.data import Vocabulary
+    from allennlp.data.fields import LabelField
+
+    vocab = Vocabulary()
+    for rating in ("1", "2", "3", "4", "5"):
+        vocab.add_token_to_namespace(rating, "labels")
+    with pytest.raises(ConfigurationError, match="label '6' is not one the model was trained on.*'1', '2'"):
+        LabelField("6").index(vocab)
