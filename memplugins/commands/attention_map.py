@@ -1,36 +1,43 @@
 """
-`allennlp attention-map`: renders an attention matrix from a model's prediction as a PNG heatmap (rows × columns,
-darker = more weight, labelled with the tokens), like Figure 6 of Tutek and Šnajder (2018).
+`memplugins attention-map` (and `allennlp attention-map` where `.allennlp_plugins` lists memplugins): draws what a
+model attended to for one input as a PNG heatmap, rows × columns labelled with the tokens, with a colour bar and
+axis titles, the figure sized to the tokens.
 
-    allennlp attention-map ARCHIVE INPUT --output-file map.png [--key KEY] [--line N] [--predictor NAME]
+    memplugins attention-map ARCHIVE INPUT --output-file map.png [--key KEY] [--line N] [--predictor NAME]
+        [--layer N] [--scale absolute|matrix|row]
 
-INPUT is a JSON object (as `allennlp predict` takes) or a .jsonl file (`--line` picks the line, default 1).
-Which matrices can be drawn, and their row / column labels:
+INPUT is a JSON object (as `allennlp predict` takes) or a .jsonl file (`--line` picks the line, default 1). What
+can be drawn, by model:
 
-* `iram_classifier`: `attention` (T × (N + T - 1)), rows `attention_rows`, columns `attention_columns`;
-* our pair models (`rte_attention`, `lstmn_fusion`, `nse_pair_classifier`, ...): every key in the model's
-  `attention_axes` (e.g. `premise_attention`, `inter_attention`, `premise_keys`), labelled with
-  `premise_tokens` / `hypothesis_tokens`; a vector (one axis) is drawn as one row;
-* any other model with an `lstmn` or `nse` encoder inside (allennlp-models' `esim`, `bcn`, `basic_classifier`,
-  ...): the encoders' internals from the `with_encoder_internals` predictor, keys `<encoder>#<call>.attention`
-  (LSTMN intra-attention; `--layer` picks the layer, default 0) or `<encoder>#<call>.keys` (NSE), labelled with
-  the tokens. Used automatically when the model's own prediction has no attention.
+* our pair models (`rte_attention`, `lstmn_fusion`, `nse_pair_classifier`, `answer_selection`): every key in the
+  model's `attention_axes` (`premise_attention`, `inter_attention`, `premise_keys`, `question_answer_keys`, ...),
+  labelled with the sentences' tokens; a vector (one axis) is one row;
+* `iram_classifier`: `attention` (T steps × the N tokens and T - 1 earlier summaries);
+* `tree_classifier`: `node_probs`, each phrase of the tree (a row, its words) against the classes: what the model
+  says at every node (a tree LSTM composes by gates, so this is its map);
+* any model with an `lstmn` or `nse` encoder inside (our `basic_classifier` and `hierarchical_classifier` configs,
+  allennlp-models' `esim`, `bcn`, ...): the encoders' internals from the `with_encoder_internals` predictor,
+  `<encoder>#<call>.attention` (LSTMN intra-attention; `--layer`) or `<encoder>#<call>.keys` (NSE), used by
+  itself when the model's own prediction has none of the above.
 
-`--key` defaults to the first of these present in the prediction. Rendering uses Pillow (a dependency of the
-stack); nothing is downloaded.
+`--key` defaults to the first present. `--scale`: `absolute` (default: 0 to 1, so near-uniform weights look
+near-uniform), `matrix` (0 to the matrix's largest weight) or `row` (each row to its own largest). Drawn with
+matplotlib's Agg backend; nothing is downloaded.
 """
 import argparse
 import json
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List, NamedTuple, Optional
 
 from allennlp.commands.subcommand import Subcommand
+
+SCALES = ("absolute", "matrix", "row")
 
 
 @Subcommand.register("attention-map")
 class AttentionMap(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = "Render a model's attention for one input as a PNG heatmap."
+        description = "Draw a model's attention for one input as a PNG heatmap."
         subparser = parser.add_parser(self.name, description=description, help=description)
         subparser.add_argument("archive_file", help="the model archive (model.tar.gz)")
         subparser.add_argument("input", help="a JSON object, or a .jsonl file")
@@ -39,9 +46,20 @@ class AttentionMap(Subcommand):
         subparser.add_argument("--line", type=int, default=1, help="the line of a .jsonl input (1-based)")
         subparser.add_argument("--predictor", default=None, help="predictor name (default: the model's)")
         subparser.add_argument("--layer", type=int, default=0, help="the layer of a multi-layer attention (LSTMN)")
+        subparser.add_argument("--scale", choices=SCALES, default="absolute", help="what the colours span")
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=run_attention_map)
         return subparser
+
+
+class Matrix(NamedTuple):
+    key: str
+    values: List[List[float]]
+    rows: List[str]
+    columns: List[str]
+    row_title: str
+    column_title: str
+    measure: str = "weight"
 
 
 def read_input(text: str, line: int) -> dict:
@@ -56,8 +74,8 @@ def read_input(text: str, line: int) -> dict:
         raise SystemExit(f"attention-map: input is neither a file nor a JSON object ({error})")
 
 
-def _internals_candidates(prediction: dict, layer: int) -> dict:
-    """`encoder_internals` entries as `{key: (matrix, tokens)}`; a layered attention gives its `layer`."""
+def _internals(prediction: dict, layer: int) -> dict:
+    """`encoder_internals` entries as `{key: Matrix}`; a layered attention gives its `layer`."""
     found = {}
     for entry, values in prediction.get("encoder_internals", {}).items():
         for kind in ("attention", "keys"):
@@ -67,87 +85,110 @@ def _internals_candidates(prediction: dict, layer: int) -> dict:
                     if not -len(matrix) <= layer < len(matrix):
                         raise SystemExit(f"attention-map: {entry}.{kind} has {len(matrix)} layers, --layer {layer} asked")
                     matrix = matrix[layer]
-                found[f"{entry}.{kind}"] = (matrix, values["tokens"])
+                tokens = [str(token) for token in values["tokens"]]
+                columns = "earlier step i (intra-attention)" if kind == "attention" else "memory slot (key z_t)"
+                found[f"{entry}.{kind}"] = Matrix(f"{entry}.{kind}", matrix, tokens, tokens, "step t", columns)
     return found
 
 
-def has_attention(model, prediction: dict) -> bool:
-    return ("attention_columns" in prediction or "encoder_internals" in prediction
-            or any(name in prediction for name in getattr(model, "attention_axes", {})))
-
-
-def find_matrix(
-    model, prediction: dict, key: str = None, layer: int = 0
-) -> Tuple[str, List[List[float]], List[str], List[str]]:
-    """(key, matrix, row labels, column labels) of the attention output to draw."""
-    candidates = {}
-    if "attention_columns" in prediction:
-        candidates["attention"] = ("attention_rows", "attention_columns")
+def _own_outputs(model, prediction: dict) -> dict:
+    """The attention outputs of the model's own prediction, as `{key: Matrix}`."""
+    found = {}
+    if "attention_columns" in prediction:  # iram_classifier
+        found["attention"] = Matrix("attention", prediction["attention"], list(map(str, prediction["attention_rows"])),
+                                    list(map(str, prediction["attention_columns"])), "iteration", "token or summary")
     for name, axes in getattr(model, "attention_axes", {}).items():
-        candidates[name] = tuple(f"{axis}_tokens" for axis in axes)
-    internals = _internals_candidates(prediction, layer)
-    available = [name for name in candidates if name in prediction] + list(internals)
+        if name not in prediction:
+            continue
+        labels = [list(map(str, prediction[f"{axis}_tokens"])) for axis in axes]
+        values = prediction[name]
+        if not isinstance(values[0], list):  # a vector: one row
+            values, labels, axes = [values], [[name]] + labels, (name,) + tuple(axes)
+        found[name] = Matrix(name, values, labels[0], labels[1], axes[0], axes[1])
+    if "node_probs" in prediction:  # tree_classifier
+        tokens = prediction["tokens"]
+        phrases = [" ".join(tokens[start:end]) for start, end in prediction["node_spans"]]
+        order = sorted(range(len(prediction["label_names"])), key=lambda i: prediction["label_names"][i])
+        values = [[row[i] for i in order] for row in prediction["node_probs"]]
+        found["node_probs"] = Matrix("node_probs", values, phrases, [prediction["label_names"][i] for i in order],
+                                     "phrase (node)", "class", "probability")
+    return found
+
+
+def find_matrix(model, prediction: dict, key: Optional[str] = None, layer: int = 0) -> Matrix:
+    """The attention output to draw: `key`, or the first the prediction has."""
+    candidates = {**_own_outputs(model, prediction), **_internals(prediction, layer)}
     if key is None:
-        if not available:
-            raise SystemExit("attention-map: the prediction has no attention output this command knows")
-        key = available[0]
-    elif key not in available:
-        raise SystemExit(f"attention-map: no attention output {key!r}; available: {available}")
-    if key in internals:
-        matrix, tokens = internals[key]
-        return key, matrix, [str(x) for x in tokens], [str(x) for x in tokens]
-    matrix = prediction[key]
-    labels = [prediction[label_key] for label_key in candidates[key]]
-    if not isinstance(matrix[0], list):  # a vector: one row
-        matrix, labels = [matrix], [[key]] + labels
-    return key, matrix, [str(x) for x in labels[0]], [str(x) for x in labels[1]]
+        if not candidates:
+            raise SystemExit(f"attention-map: {type(model).__name__}'s prediction has no attention output and no "
+                             "lstmn / nse encoder inside (a tree pair model composes by gates, not attention)")
+        return next(iter(candidates.values()))
+    if key not in candidates:
+        raise SystemExit(f"attention-map: no attention output {key!r}; available: {list(candidates)}")
+    return candidates[key]
 
 
-def render(matrix: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], title: str = ""):
-    """A PIL image of the heatmap: one cell per weight, white (0) to dark blue (the matrix's maximum)."""
-    from PIL import Image, ImageDraw, ImageFont
+def render(matrix: Matrix, output_file: str, title: str = "", scale: str = "absolute") -> None:
+    """Writes the heatmap as a PNG: one cell per weight (white 0, dark blue high), a colour bar for the scale,
+    tokens on both axes, sized so every label is legible."""
+    import matplotlib
 
-    font = ImageFont.load_default()
-    cell, char_w = 24, 8
-    left = 10 + char_w * max(len(r) for r in rows)
-    top = 20 + char_w * max(len(c) for c in columns)
-    width, height = left + cell * len(columns) + 10, top + cell * len(rows) + 10
-    image = Image.new("RGB", (width, height), "white")
-    draw = ImageDraw.Draw(image)
-    peak = max(max(row) for row in matrix) or 1.0
-    for i, row in enumerate(matrix):
-        draw.text((5, top + i * cell + cell // 3), rows[i], fill="black", font=font)
-        for j, weight in enumerate(row):
-            shade = int(255 * (1 - weight / peak))
-            box = (left + j * cell, top + i * cell, left + (j + 1) * cell - 1, top + (i + 1) * cell - 1)
-            draw.rectangle(box, fill=(shade, shade, 255), outline=(220, 220, 220))
-    for j, label in enumerate(columns):  # column labels written vertically
-        text = Image.new("RGB", (char_w * len(label) + 4, 14), "white")
-        ImageDraw.Draw(text).text((2, 1), label, fill="black", font=font)
-        rotated = text.rotate(90, expand=True)
-        image.paste(rotated, (left + j * cell + cell // 4, top - rotated.size[1] - 4))
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+    import numpy
+
+    values = numpy.asarray(matrix.values, dtype=float)
+    if scale == "row":
+        peaks = values.max(axis=1, keepdims=True)
+        values = values / numpy.where(peaks > 0, peaks, 1.0)
+    high = 1.0 if scale in ("absolute", "row") else (values.max() or 1.0)
+    rows, columns = len(matrix.rows), len(matrix.columns)
+    longest_row = max(len(label) for label in matrix.rows)
+    longest_column = max(len(label) for label in matrix.columns)
+    width = 2.0 + 0.07 * min(longest_row, 60) + 0.32 * columns + 1.2
+    height = 1.5 + 0.07 * min(longest_column, 60) + 0.32 * rows
+    figure, axes = pyplot.subplots(figsize=(width, height), dpi=100)
+    image = axes.imshow(values, cmap="Blues", vmin=0.0, vmax=high, aspect="equal")
+    axes.set_xticks(range(columns), labels=matrix.columns, rotation=90, fontsize=9)
+    axes.set_yticks(range(rows), labels=[label[:60] for label in matrix.rows], fontsize=9)
+    axes.set_xlabel(matrix.column_title)
+    axes.set_ylabel(matrix.row_title)
+    axes.xaxis.set_label_position("top")
+    axes.xaxis.tick_top()
     if title:
-        draw.text((5, 3), title, fill="black", font=font)
-    return image
+        axes.set_title(title, fontsize=10, pad=12)
+    label = matrix.measure if scale != "row" else f"{matrix.measure} / the row's largest"
+    figure.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label=label)
+    figure.savefig(output_file, bbox_inches="tight")
+    pyplot.close(figure)
 
 
-def run_attention_map(args: argparse.Namespace) -> None:
-    from allennlp.models.archival import load_archive
+def attention_prediction(archive, predictor_name: Optional[str], inputs: dict, key: Optional[str]) -> dict:
+    """The model's prediction for `inputs`, unbounded (the map is the point), or with the internals of our encoders
+    inside it when the model's own prediction has no attention output (or `key` names an internal)."""
     from allennlp.predictors import Predictor
 
     from memplugins.predictors.bounded import BoundedOutputs
 
-    archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
-    predictor = Predictor.from_archive(archive, args.predictor)
-    if isinstance(predictor, BoundedOutputs):  # the map is the point: keep any size
-        predictor = Predictor.from_archive(archive, args.predictor, extra_args={"max_internal_entries": 2**62})
-    inputs = read_input(args.input, args.line)
+    predictor = Predictor.from_archive(archive, predictor_name)
+    if isinstance(predictor, BoundedOutputs):
+        predictor = Predictor.from_archive(archive, predictor_name, extra_args={"max_internal_entries": 2**62})
     prediction = predictor.predict_json(inputs)
-    if not has_attention(archive.model, prediction) or (args.key and "#" in args.key):
-        # another project's model (e.g. esim) with our encoders inside: their internals
+    if not _own_outputs(archive.model, prediction) or (key and "#" in key):
         predictor = Predictor.from_archive(archive, "with_encoder_internals", extra_args={
-            "predictor": args.predictor or archive.model.default_predictor, "max_internal_entries": 2**62})
+            "predictor": predictor_name or archive.model.default_predictor, "max_internal_entries": 2**62})
         prediction = predictor.predict_json(inputs)
-    key, matrix, rows, columns = find_matrix(archive.model, prediction, args.key, args.layer)
-    render(matrix, rows, columns, title=f"{key}: {prediction.get('label', '')}").save(args.output_file)
-    print(f"attention-map: wrote {key} ({len(rows)} x {len(columns)}) to {args.output_file}")
+    return prediction
+
+
+def run_attention_map(args: argparse.Namespace) -> None:
+    from allennlp.models.archival import load_archive
+
+    archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
+    prediction = attention_prediction(archive, args.predictor, read_input(args.input, args.line), args.key)
+    matrix = find_matrix(archive.model, prediction, args.key, args.layer)
+    label = prediction.get("label", "")
+    render(matrix, args.output_file, title=f"{matrix.key}" + (f" (prediction: {label})" if label else ""),
+           scale=args.scale)
+    print(f"attention-map: wrote {matrix.key} ({len(matrix.rows)} x {len(matrix.columns)}) to {args.output_file}")
+

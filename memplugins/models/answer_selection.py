@@ -68,6 +68,12 @@ class AnswerSelection(Model):
         self._answer_encoder = NseEncoder(embedding_dim, hidden_size, **layers)
         self._question_encoder = NseEncoder(embedding_dim, hidden_size, num_extra_memories=1, **layers)
         self._attention = LastOutputAttention(hidden_size)
+        self.attention_axes = {  # what `attention-map` draws, and the tokens of each axis
+            "question_answer_keys": ("question", "answer"),
+            "answer_attention": ("answer",),
+            "question_keys": ("question", "question"),
+            "answer_keys": ("answer", "answer"),
+        }
         self._classifier_feedforward = classifier_feedforward
         self._output = torch.nn.Linear(classifier_feedforward.get_output_dim(), 1)
         self._dropout = torch.nn.Dropout(dropout)

@@ -115,12 +115,16 @@ class TreeClassifier(Model):
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
         output_dict["label"] = [labels[int(i)] for i in output_dict["probs"].argmax(-1)]
         if "trees" in output_dict:
-            spans, node_labels = [], []
+            spans, node_labels, node_probs = [], [], []
             for tree, logits in zip(output_dict.pop("trees"), output_dict["node_logits"]):
+                nodes = logits[: 2 * len(tree.leaves) - 1]
                 spans.append([list(span) for span in tree.spans()])
-                node_labels.append([labels[int(i)] for i in logits[: 2 * len(tree.leaves) - 1].argmax(-1)])
+                node_labels.append([labels[int(i)] for i in nodes.argmax(-1)])
+                node_probs.append(torch.softmax(torch.as_tensor(nodes), dim=-1).tolist())
             output_dict["node_spans"] = spans
             output_dict["node_labels"] = node_labels
+            output_dict["node_probs"] = node_probs  # per node (phrase), per class: attention-map draws it
+            output_dict["label_names"] = [[labels[i] for i in range(len(labels))]] * len(spans)
             del output_dict["node_logits"], output_dict["node_mask"]
         return output_dict
 

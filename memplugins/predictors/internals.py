@@ -43,10 +43,11 @@ class EncoderInternals:
         handles = []
 
         def hook_for(name: str):
-            def hook(module, args, _output):
-                if len(args) < 2 or args[1] is None or args[1].size(0) != len(instances):
+            def hook(module, args, kwargs, _output):
+                # `forward(inputs, mask)`: the mask positional or by name (basic_classifier passes `mask=`)
+                mask = args[1] if len(args) > 1 else kwargs.get("mask")
+                if mask is None or mask.size(0) != len(instances):
                     return
-                mask = args[1]
                 if isinstance(module, LstmnEncoder):
                     kind, values = "attention", module.last_attention  # (B, L, T, T)
                 else:
@@ -61,7 +62,7 @@ class EncoderInternals:
             return hook
 
         for name, module in self._encoders:
-            handles.append(module.register_forward_hook(hook_for(name)))
+            handles.append(module.register_forward_hook(hook_for(name), with_kwargs=True))
         try:
             yield collected
         finally:

@@ -76,5 +76,5 @@ def test_type_only_swap_trains_and_predicts(config, keys, new_type, data, exampl
             output = tmp_path / "map.png"
             run_attention_map(Namespace(archive_file=str(tmp_path / "run" / "model.tar.gz"), input=json.dumps(example),
                                         output_file=str(output), key="_encoder#1.keys" if new_type == "nse" else None,
-                                        line=1, predictor=None, layer=1, cuda_device=-1))
+                                        line=1, predictor=None, layer=1, scale="absolute", cuda_device=-1))
             assert output.stat().st_size > 0
