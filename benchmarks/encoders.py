@@ -33,6 +33,7 @@ def build(name: str, dim: int) -> torch.nn.Module:
         return NseEncoder(dim, dim)
     if name == "iram":  # the full encoder's shape: l_ctx = 2 + l_query = 1 BiLSTM layers (h = d / 2), T = 3
         return IramEncoder(dim, dim // 2, num_context_layers=2, num_query_layers=1, embedding_highway_layers=2,
+                           bidirectional=True,
                            query_highway=True, attention_penalty=0.0003)
     if name == "bilstm x3":  # what IRAM's BiLSTM costs alone
         return torch.nn.LSTM(dim, dim // 2, num_layers=3, bidirectional=True, batch_first=True)

@@ -11,8 +11,9 @@ header states it: the paper's data split (all SST phrases for training where the
 dev/test), its epochs, model selection on dev (AllenNLP's `validation_metric`; the archive holds the best epoch).
 With `--minutes N` the invocation trains until N minutes have passed: the `deadline` trainer callback
 (`memplugins/training/deadline.py`) saves a checkpoint after the batch in progress and stops. The next invocation
-resumes that run with `allennlp train --recover` (memplugins' exact resume: the same weights and validation
-metrics as an uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
+resumes that run with `allennlp train --recover` from the run's own resolved `config.json` (so a later edit of a
+config or a row cannot break it; memplugins' exact resume gives the same weights and validation metrics as an
+uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
 on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
 the paper's figure, the commits the pieces ran on). A row with a result is never trained again; an invocation with
 nothing left to train only prints the tables.
@@ -129,8 +130,12 @@ class Replication:
             recover = (serialization / "config.json").exists()
             if not recover and serialization.exists():
                 subprocess.run(["rm", "-rf", str(serialization)], check=True)
-            command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization), "--include-package",
-                       "memplugins", "--file-friendly-logging", "-o", json.dumps(self.overrides(row, seed))] + (["--recover"] if recover else [])
+            if recover:  # the run's own resolved config: a later edit of the config or the row cannot break it
+                command = [ALLENNLP, "train", str(serialization / "config.json"), "-s", str(serialization), "--recover"]
+            else:
+                command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
+                           "-o", json.dumps(self.overrides(row, seed))]
+            command += ["--include-package", "memplugins", "--file-friendly-logging"]
             started = time.time()
             with open(out / "train.log", "a") as log:
                 log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} {' '.join(command)}\n")

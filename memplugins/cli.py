@@ -1,27 +1,34 @@
 """
-`memplugins` (console command) and `python -m memplugins`: AllenNLP's command line with memplugins loaded first.
-This module imports nothing heavy at its top, so that `memplugins/__init__.py` can quiet third-party import
-warnings with it before it imports AllenNLP and torch.
+The `memplugins` command: AllenNLP's command line with memplugins loaded first, from any folder, no
+`--include-package` and no `.allennlp_plugins` needed, and a few commands of its own.
 
-    memplugins train training_config/snli_mma_nse.jsonnet -s out/
+    memplugins train snli_mma_nse -s out/              # a shipped config by name (memplugins configs lists them)
     memplugins attention-map out/model.tar.gz '{"premise": "...", "hypothesis": "..."}' --output-file map.png
+    memplugins plot-metrics out/ --output-file curves.png
 
-Every `allennlp` subcommand works the same way, from any folder, with no `--include-package memplugins` and no
-`.allennlp_plugins` file: this package is imported before AllenNLP builds its command parser, so our components
-and the `attention-map` subcommand are registered. Being first also lets it silence, at their source, the lines
-that every `allennlp` command prints offline and that are not errors:
+This module imports nothing heavy at its top. The console command's launcher (`memplugins_launcher.py`) runs it
+without importing the memplugins package (whose import loads AllenNLP, torch and transformers: about 10 s), so
+`--help`, `--version` and `configs` answer at once; every other command imports the package and hands over to
+AllenNLP's command line. `import memplugins` calls `quiet_third_party_imports` from here before AllenNLP is
+imported.
+
+Being first also lets it silence, at their source, the lines that every `allennlp` command prints offline and that
+are not errors:
 
 * allennlp-models' NarrativeQA metric module calls `nltk.download("punkt")` / `("wordnet")` when AllenNLP imports
   every plugin module, which prints `[nltk_data] Error loading punkt: <urlopen error ...>` offline. Nothing may be
-  downloaded at run time here, and no memplugins code uses those NLTK resources, so `nltk.download` becomes a
-  no-op that logs (at debug level) what was asked.
+  downloaded at run time here, and no memplugins code uses those NLTK resources, so under this command
+  `nltk.download` is a no-op that logs (at debug level) what was asked.
 * FutureWarnings / UserWarnings raised while third-party modules are imported (fairscale's and torch.jit's
   deprecations, `pkg_resources`'s) are filtered by their module; warnings from memplugins itself still show.
 """
 import logging
 import os
+import re
 import sys
 import warnings
+from pathlib import Path
+from typing import Dict, List, Optional
 
 logger = logging.getLogger("memplugins")
 
@@ -33,10 +40,27 @@ _THIRD_PARTY_IMPORT_WARNINGS = (
     (UserWarning, r"rouge(\..*)?"),
 )
 
-
-def _offline_nltk_download(info_or_id=None, *args, **kwargs) -> bool:
-    logger.debug("memplugins: nltk.download(%r) skipped (offline; nothing downloads at run time)", info_or_id)
-    return False
+# AllenNLP 2.10.1's subcommands and ours, for `--help` without importing AllenNLP (tests/cli_test.py checks this
+# list against the registry, so it cannot drift)
+SUBCOMMANDS = {
+    "train": "Train a model (a config file, or a shipped config by name).",
+    "evaluate": "Evaluate the specified model + dataset(s).",
+    "predict": "Use a trained model to make predictions.",
+    "attention-map": "Draw a model's attention for one input as a PNG heatmap.",
+    "plot-metrics": "Draw a run's training and validation curves as a PNG.",
+    "configs": "List the shipped configs, one line each.",
+    "test-install": "Report what is installed: memplugins, AllenNLP, registered names, CUDA devices.",
+    "build-vocab": "Build a vocabulary from an experiment config file.",
+    "cached-path": "Cache remote files to the AllenNLP cache.",
+    "checklist": "Run a trained model through a checklist suite.",
+    "count-instances": "Count the number of training instances in an experiment config file.",
+    "diff": "Display a diff between two model checkpoints.",
+    "find-lr": "Find a learning rate range.",
+    "print-results": "Print results from allennlp serialization directories to the console.",
+    "push-to-hf": "Push a model to the Hugging Face Hub.",
+}
+# `train`'s options that take a value (so the config is the first other word)
+_TRAIN_VALUE_OPTIONS = {"-s", "--serialization-dir", "-o", "--overrides", "--node-rank", "--include-package"}
 
 
 def quiet_third_party_imports() -> None:
@@ -47,10 +71,129 @@ def quiet_third_party_imports() -> None:
     warnings.filterwarnings("ignore", message=r".*pkg_resources is deprecated.*", category=UserWarning)
 
 
-def main() -> None:
-    if "--allow-import-paths" in sys.argv:  # our flag (memplugins.untrusted_archives), not AllenNLP's
-        sys.argv.remove("--allow-import-paths")
+def _offline_nltk_download(info_or_id=None, *args, **kwargs) -> bool:
+    logger.debug("memplugins: nltk.download(%r) skipped (offline; nothing downloads at run time)", info_or_id)
+    return False
+
+
+def version(distribution: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+# ----- the shipped configs and their data, found without importing anything heavy
+
+def data_roots() -> List[Path]:
+    """Where the shipped configs and fixtures are: the checkout that holds this package (an editable install, a
+    clone), then `<prefix>/share/memplugins` (a wheel installs them there)."""
+    checkout = Path(__file__).resolve().parent.parent
+    return [root for root in (checkout, Path(sys.prefix) / "share" / "memplugins") if (root / "training_config").is_dir()]
+
+
+def shipped_configs() -> Dict[str, Path]:
+    """Config name (file name without `.jsonnet`) to path; the checkout's win over installed copies."""
+    configs: Dict[str, Path] = {}
+    for root in reversed(data_roots()):
+        configs.update({path.stem: path for path in sorted((root / "training_config").glob("*.jsonnet"))})
+    return dict(sorted(configs.items()))
+
+
+def config_summary(path: Path) -> str:
+    """The first sentence of a config's header comment."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("//"):
+            break
+        lines.append(line[2:].strip())
+    text = " ".join(lines)
+    end = re.search(r"(?<!\bal)\.\s+(?=[A-Z])", text)  # a sentence's end, not "et al. 2016"
+    return text[: end.start() + 1] if end else text
+
+
+def resolve_train_config(argv: List[str]) -> List[str]:
+    """`train NAME ...`: the shipped config NAME (or NAME.jsonnet) when NAME is not a file here."""
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word in _TRAIN_VALUE_OPTIONS:
+            index += 2
+            continue
+        if word.startswith("-"):
+            index += 1
+            continue
+        configs = shipped_configs()
+        name = word[: -len(".jsonnet")] if word.endswith(".jsonnet") else word
+        if not Path(word).exists() and name in configs:
+            return argv[:index] + [str(configs[name])] + argv[index + 1 :]
+        return argv
+    return argv
+
+
+def _help() -> str:
+    width = max(len(name) for name in SUBCOMMANDS)
+    lines = [f"memplugins {version('memplugins')} (AllenNLP {version('allennlp')}): AllenNLP's command line with "
+             "memplugins loaded.", "", "usage: memplugins [--version] [--allow-import-paths] COMMAND ...", "",
+             "Commands:"]
+    lines += [f"    {name:<{width}}  {description}" for name, description in SUBCOMMANDS.items()]
+    lines += ["", "`memplugins COMMAND --help` describes a command. --allow-import-paths lets a model archive's config",
+              "name types by import path (refused by default: importing a path runs its code)."]
+    return "\n".join(lines)
+
+
+def _list_configs() -> None:
+    configs = shipped_configs()
+    if not configs:
+        print("memplugins: no shipped configs found (looked in: the checkout, <prefix>/share/memplugins)")
+        return
+    width = max(len(name) for name in configs)
+    for name, path in configs.items():
+        print(f"{name:<{width}}  {config_summary(path)}")
+
+
+def test_install_report() -> str:
+    """What `memplugins test-install` prints (imports everything, as the command is meant to)."""
+    import torch
+    from allennlp.common.registrable import Registrable
+
+    import memplugins  # noqa: F401
+
+    lines = [f"memplugins {version('memplugins')} installed to {Path(memplugins.__file__).parent}",
+             f"AllenNLP {version('allennlp')}, allennlp-models {version('allennlp-models')}, torch {torch.__version__}",
+             f"CUDA devices available: {torch.cuda.device_count()}"
+             + "".join(f"\n    cuda:{i}: {torch.cuda.get_device_name(i)}" for i in range(torch.cuda.device_count())),
+             f"shipped configs: {len(shipped_configs())} (memplugins configs)", "registered by memplugins:"]
+    for base, names in sorted(Registrable._registry.items(), key=lambda item: item[0].__name__):
+        ours = sorted(name for name, (cls, _) in names.items() if cls.__module__.startswith("memplugins"))
+        if ours:
+            lines.append(f"    {base.__name__}: {', '.join(ours)}")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--allow-import-paths" in argv:  # our flag (memplugins.untrusted_archives), not AllenNLP's
+        argv.remove("--allow-import-paths")
         os.environ["MEMPLUGINS_ALLOW_IMPORT_PATHS"] = "1"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_help())
+        return 0
+    if argv[0] == "--version":
+        print(f"memplugins {version('memplugins')} (AllenNLP {version('allennlp')}, "
+              f"allennlp-models {version('allennlp-models')})")
+        return 0
+    if argv[0] == "configs":
+        _list_configs()
+        return 0
+    if argv[0] == "train":
+        argv = resolve_train_config(argv)
+    return _run_allennlp(argv)
+
+
+def _run_allennlp(argv: List[str]) -> int:
     import nltk
 
     nltk.download = _offline_nltk_download  # before AllenNLP imports every plugin module (the module docstring)
@@ -63,14 +206,19 @@ def main() -> None:
     from memplugins.readers.errors import MalformedInputError
     from memplugins.untrusted_archives import ArchiveError
 
+    if argv[0] == "test-install":
+        print(test_install_report())
+        return 0
     # SIGTERM (a cluster's pre-emption, `kill`) raises SigTermReceived, which `train` answers as `allennlp train`
     # does: "Training interrupted by the user", the best model archived, a non-zero exit
     install_sigterm_handler()
+    sys.argv = ["memplugins", *argv]
     try:
         allennlp_main(prog="memplugins")
     except (MalformedInputError, ArchiveError, InvalidInputError) as error:  # bad input: the message, no traceback
         print(f"memplugins: error: {error}", file=sys.stderr)
-        sys.exit(2)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -71,6 +71,46 @@ def test_test_install_reports_no_plugin_errors():
     assert "Plugin memplugins available" in output
 
 
+def test_memplugins_test_install_reports_versions_names_and_devices(tmp_path):
+    result = run_memplugins("test-install", cwd=tmp_path)
+    assert "memplugins 0.1.0 installed to" in result.stdout and "AllenNLP 2.10.1" in result.stdout
+    assert "CUDA devices available:" in result.stdout
+    assert "Seq2SeqEncoder: lstmn, nse" in result.stdout and "Model: " in result.stdout
+
+
+def test_help_version_and_configs_answer_without_importing_allennlp(tmp_path):
+    """`memplugins --help` under 3 s (the launcher imports neither AllenNLP nor torch), timed beside `allennlp
+    --help` in one run; `--version` is ours; `configs` lists every shipped config."""
+    import time
+
+    started = time.perf_counter()
+    helped = run_memplugins("--help", cwd=tmp_path)
+    ours = time.perf_counter() - started
+    started = time.perf_counter()
+    run_allennlp("--help", cwd=tmp_path)
+    theirs = time.perf_counter() - started
+    assert ours < 3.0 and ours < theirs, (ours, theirs)
+    assert "attention-map" in helped.stdout and "plot-metrics" in helped.stdout and "train" in helped.stdout
+    assert run_memplugins("--version", cwd=tmp_path).stdout.startswith("memplugins 0.1.0 (AllenNLP 2.10.1")
+    listed = run_memplugins("configs", cwd=tmp_path).stdout
+    for config in (REPO_ROOT / "training_config").glob("*.jsonnet"):
+        assert f"\n{config.stem} " in "\n" + listed, config.stem
+
+
+def test_the_help_lists_every_registered_subcommand():
+    from allennlp.commands.subcommand import Subcommand
+
+    from memplugins.cli import SUBCOMMANDS
+
+    assert set(SUBCOMMANDS) == set(Subcommand.list_available()) | {"configs"}
+
+
+def test_importing_memplugins_prints_nothing(tmp_path):
+    result = subprocess.run([sys.executable, "-c", "import memplugins; from allennlp.predictors import Predictor"],
+                            cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(NO_NETWORK_PATH)})
+    assert result.returncode == 0 and result.stdout == "" and result.stderr == "", result.stderr[-3000:]
+
+
 def test_distributed_two_cpu_processes(tmp_path):
     out = tmp_path / "distributed"
     overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1]}, "trainer": {"num_epochs": 1}})
@@ -100,9 +140,13 @@ def test_memplugins_command_works_from_any_folder_without_offline_noise(trained_
     pair = json.dumps({"premise": "Two dogs run on the beach.", "hypothesis": "Animals are outside."})
     drawn = run_memplugins("attention-map", str(trained_archive), pair, "--output-file", str(output), cwd=elsewhere)
     assert output.stat().st_size > 0
-    trained = run_memplugins("train", str(REPO_ROOT / "training_config" / "snli_rte_conditional.jsonnet"),
-                             "-s", str(elsewhere / "run"), cwd=elsewhere, env={"NUM_EPOCHS": "1"})
+    # a shipped config by its name (`memplugins configs` lists them), from a folder outside the checkout
+    trained = run_memplugins("train", "snli_rte_conditional", "-s", str(elsewhere / "run"), cwd=elsewhere,
+                             env={"NUM_EPOCHS": "1"})
     assert (elsewhere / "run" / "model.tar.gz").exists()
+    assert (elsewhere / "run" / "log" / "train").is_dir()  # the configs log to TensorBoard
+    plotted = run_memplugins("plot-metrics", str(elsewhere / "run"), cwd=elsewhere)
+    assert "curves" in plotted.stdout and (elsewhere / "run" / "curves.png").stat().st_size > 0
     for result in (drawn, trained):
         assert "[nltk_data]" not in result.stderr
         assert "FutureWarning" not in result.stderr, result.stderr[-3000:]

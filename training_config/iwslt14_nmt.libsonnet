@@ -52,6 +52,8 @@ function(encoder, decoder_net, lr) {
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 128, sorting_keys: ['source_tokens'] } },
   validation_data_loader: { batch_size: 128 },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: lr, weight_decay: 0.00003 },
     validation_metric: '+BLEU',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

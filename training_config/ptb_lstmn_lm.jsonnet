@@ -39,6 +39,8 @@ local tokens_per_sentence = 22.1;
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 40 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'sgd', lr: 0.65 * tokens_per_sentence },
     learning_rate_scheduler: { type: 'reduce_on_plateau', mode: 'min', factor: 0.85, patience: 0, threshold: 0.01 },
     grad_norm: 5.0 / tokens_per_sentence,

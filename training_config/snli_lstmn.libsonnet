@@ -32,6 +32,8 @@ function(fusion, hidden_size=100) {
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.001, betas: [0.9, 0.999] },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -36,6 +36,8 @@ function(variant, hidden_size=300) {
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 128 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.0003, weight_decay: 0.00003 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

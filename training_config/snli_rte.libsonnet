@@ -38,6 +38,8 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.001, betas: [0.9, 0.999], weight_decay: 0.0001 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -46,6 +46,7 @@ function(granularity, full, char_cnn=false) {
       type: 'iram',
       input_dim: input_dim,
       hidden_size: hidden_size,
+      bidirectional: true,  // hidden_size per direction (the encoder's default reads it as the output size, as lstm's)
       num_iterations: 3,
       num_context_layers: if full then 2 else 1,
       num_query_layers: if full then 1 else 0,
@@ -59,6 +60,8 @@ function(granularity, full, char_cnn=false) {
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.0003, amsgrad: true, weight_decay: 0.00003 },
     grad_norm: 5.0,
     validation_metric: '+accuracy',

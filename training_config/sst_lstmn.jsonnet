@@ -33,6 +33,8 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 5 } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.002, betas: [0.9, 0.999], weight_decay: 0.0001 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

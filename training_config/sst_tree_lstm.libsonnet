@@ -28,6 +28,8 @@ function(granularity, cell='tree_lstm') {
   data_loader: { batch_size: 5, shuffle: true },
   validation_data_loader: { batch_size: 64 },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adagrad', lr: 0.05, weight_decay: 0.001 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -31,6 +31,8 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   data_loader: { batch_size: 4, shuffle: true },
   validation_data_loader: { batch_size: 32 },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.00001 },
     validation_metric: '+MAP',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -33,6 +33,8 @@ function(document_encoder) {
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32, sorting_keys: ['sentences'] } },
   trainer: {
+    // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
+    callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'adam', lr: 0.0003, weight_decay: 0.00001 },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

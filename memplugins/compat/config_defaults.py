@@ -3,13 +3,13 @@ Defaults for the `std.extVar` variables of our shipped configs, which jsonnet ca
 "extVar with a default", and AllenNLP passes exactly the environment as ext vars, so an unset variable is an error.
 AllenNLP's `_environment_variables` is wrapped so that each documented variable below falls back to the small real
 sample that the repository ships under `fixtures/`; a variable set in the environment always wins. The sample paths
-are made absolute against the checkout that holds this package (an editable install or a clone), so the configs run
-from any working directory; without a `fixtures/` folder beside the package (a plain `pip install`) they stay
-relative to the working directory. Test: `tests/compat/config_defaults_test.py`.
+are made absolute against the checkout that holds this package (an editable install or a clone) or, for a wheel
+install, `<prefix>/share/memplugins` (where setup.py installs the fixtures; `memplugins.cli.data_roots`), so the
+configs run from any working directory. Test: `tests/compat/config_defaults_test.py`.
 """
-from pathlib import Path
-
 from allennlp.common import params
+
+from memplugins.cli import data_roots
 
 from memplugins.compat.patching import patch
 
@@ -37,10 +37,10 @@ CONFIG_DEFAULTS = {
     "CUDA_DEVICE": "-1",
 }
 
-_CHECKOUT = Path(__file__).resolve().parents[2]
-if (_CHECKOUT / "fixtures").is_dir():
+_ROOTS = [root for root in data_roots() if (root / "fixtures").is_dir()]
+if _ROOTS:
     CONFIG_DEFAULTS = {
-        name: str(_CHECKOUT / value) if value.startswith("fixtures/") else value for name, value in CONFIG_DEFAULTS.items()
+        name: str(_ROOTS[0] / value) if value.startswith("fixtures/") else value for name, value in CONFIG_DEFAULTS.items()
     }
 
 

@@ -68,8 +68,8 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
     A drop-in for the `lstm` Seq2VecEncoder: it also takes `lstm`'s names `input_size` (for `input_dim`),
     `num_layers` (for `num_context_layers`) and `bidirectional`. The paper's BiLSTM is always bidirectional;
     `bidirectional` only sets how `hidden_size` is read, so that the output size is what the replaced `lstm`'s was:
-    `true` (the default): h = `hidden_size` per direction, output 2h; `false`: h = `hidden_size / 2` per direction,
-    output `hidden_size`.
+    `true`: h = `hidden_size` per direction, output 2h; `false` (the default, as `lstm`'s): h = `hidden_size / 2`
+    per direction, output `hidden_size`. The paper's configs set `true`.
 
     Registered as a `Seq2VecEncoder` with name "iram".
 
@@ -100,8 +100,11 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         `lstm`'s name for `input_dim`.
     num_layers : `int`, optional
         `lstm`'s name for `num_context_layers`.
-    bidirectional : `bool`, optional (default = `True`)
-        `false`: `hidden_size` is the output size (2h), as for a unidirectional `lstm` (it must be even).
+    bidirectional : `bool`, optional (default = `False`)
+        `false`: `hidden_size` is the output size (2h), as for a unidirectional `lstm` (it must be even); `true`:
+        `hidden_size` is h per direction, as for a bidirectional `lstm`.
+    bias : `bool`, optional (default = `True`)
+        `lstm`'s: only `true` (the BiLSTMs, highways and GRU controller have biases).
     """
 
     def __init__(
@@ -117,7 +120,8 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         dropout: float = 0.0,
         input_size: Optional[int] = None,
         num_layers: Optional[int] = None,
-        bidirectional: bool = True,
+        bidirectional: bool = False,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         input_dim = input_dim if input_dim is not None else input_size
@@ -125,6 +129,8 @@ class IramEncoder(Seq2VecEncoder, AuxiliaryLossMixin):
         if input_dim is None or hidden_size is None:
             raise ConfigurationError("iram: input_dim (or input_size) and hidden_size are required")
         check_sizes("iram", input_dim=input_dim, hidden_size=hidden_size, num_context_layers=num_context_layers)
+        if not bias:
+            raise ConfigurationError("iram: bias=False is not supported (the paper's BiLSTMs and GRU have biases)")
         check_dropout("iram", dropout)
         if not bidirectional:
             if hidden_size % 2:

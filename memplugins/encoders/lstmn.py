@@ -1,6 +1,7 @@
 from typing import List, Optional
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
@@ -46,6 +47,11 @@ class LstmnEncoder(Seq2SeqEncoder):
         Dropout on the outputs of every layer but the last (between layers).
     bidirectional : `bool`, optional (default = `False`)
         Add a right-to-left LSTMN and concatenate the outputs (see above).
+    bias : `bool`, optional (default = `True`)
+        `lstm`'s: the bias b of eq. 7 (`bias_ih + bias_hh`, as torch's LSTM has it); `false` leaves it out.
+    stateful : `bool`, optional (default = `False`)
+        `lstm`'s: only `false`. A stateful LSTM carries its state across batches; an LSTMN's state is its tape of
+        the sequence's own steps, which starts empty, so `true` is a ConfigurationError.
     """
 
     def __init__(
@@ -56,20 +62,27 @@ class LstmnEncoder(Seq2SeqEncoder):
         skip_connections: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
+        bias: bool = True,
+        stateful: bool = False,
     ) -> None:
         super().__init__(stateful=False)
+        if stateful:
+            raise ConfigurationError("lstmn: stateful=True is not supported: an LSTMN's state is the tape of the "
+                                     "sequence's own steps, which starts empty for every sequence")
         check_sizes("lstmn", input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
         check_dropout("lstmn", dropout)
         self._input_size = input_size
         self._hidden_size = hidden_size
         self._skip_connections = skip_connections
         self.layers = torch.nn.ModuleList(
-            LstmnLayer(input_size if k == 0 else hidden_size + (input_size if skip_connections else 0), hidden_size)
+            LstmnLayer(input_size if k == 0 else hidden_size + (input_size if skip_connections else 0), hidden_size,
+                       bias=bias)
             for k in range(num_layers)
         )
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
-            LstmnEncoder(input_size, hidden_size, num_layers, skip_connections, dropout) if bidirectional else None
+            LstmnEncoder(input_size, hidden_size, num_layers, skip_connections, dropout, bias=bias)
+            if bidirectional else None
         )
         self.last_attention: Optional[torch.Tensor] = None
         self.last_memory: Optional[torch.Tensor] = None

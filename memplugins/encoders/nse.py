@@ -100,6 +100,10 @@ class NseEncoder(Seq2SeqEncoder):
         f_c's activation: "relu" or "linear" (the authors' code).
     bidirectional : `bool`, optional (default = `False`)
         Add a right-to-left NSE and concatenate the outputs (see above).
+    bias : `bool`, optional (default = `True`)
+        `lstm`'s: the biases of the read and write LSTMs and of f_c; `false` leaves them out.
+    stateful : `bool`, optional (default = `False`)
+        `lstm`'s: only `false` (an NSE's memory is initialised from each sequence's own inputs).
     """
 
     def __init__(
@@ -116,8 +120,13 @@ class NseEncoder(Seq2SeqEncoder):
         bidirectional: bool = False,
         compose_size: Optional[int] = None,
         compose_activation: str = "relu",
+        bias: bool = True,
+        stateful: bool = False,
     ) -> None:
         super().__init__(stateful=False)
+        if stateful:
+            raise ConfigurationError("nse: stateful=True is not supported: an NSE's memory is initialised from each "
+                                     "sequence's own inputs")
         if compose_activation not in COMPOSE_ACTIVATIONS:
             raise ConfigurationError(f"nse: compose_activation must be one of {list(COMPOSE_ACTIVATIONS)}")
         compose_size = compose_size or hidden_size
@@ -140,16 +149,17 @@ class NseEncoder(Seq2SeqEncoder):
         self.memory_projection = (
             torch.nn.Linear(input_size, hidden_size, bias=False) if input_size != hidden_size else None
         )
-        self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, batch_first=True)  # f_r
-        self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, compose_size)  # f_c
+        self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, bias=bias,  # f_r
+                                       batch_first=True)
+        self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, compose_size, bias=bias)  # f_c
         self.write_cells = torch.nn.ModuleList(  # f_w, stepped
-            torch.nn.LSTMCell(compose_size if layer == 0 else hidden_size, hidden_size)
+            torch.nn.LSTMCell(compose_size if layer == 0 else hidden_size, hidden_size, bias=bias)
             for layer in range(num_write_layers)
         )
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
             NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout,
-                       compose_size=compose_size, compose_activation=compose_activation)
+                       compose_size=compose_size, compose_activation=compose_activation, bias=bias)
             if bidirectional
             else None
         )
@@ -246,7 +256,8 @@ class NseEncoder(Seq2SeqEncoder):
         cell = self.write_cells[0]
         values, keys, decays, write_weights = nse_recurrence(  # (2)-(6), (10)-(15)
             read_outputs, composed_reads, mask, dropout_mask, memories,
-            CellWeights(self.compose.weight[:, k:], cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh),
+            CellWeights(self.compose.weight[:, k:], cell.weight_ih, cell.weight_hh,
+                        cell.bias_ih + cell.bias_hh if cell.bias else cell.weight_ih.new_zeros(4 * k)),
             self._compose_activation_name,
         )
         finals, written_index = [], 0

@@ -4,7 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.checks import check_inputs, check_sizes
+from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
 from memplugins.modules.fast.tree_lstm import (
     ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, tree_lstm_levels,
 )
@@ -45,10 +45,38 @@ def tree_output(
 
 class TreeSeq2VecEncoder(Seq2VecEncoder):
     """What the tree encoders share as `Seq2VecEncoder`s: `forward` is the root state of `encode`'s nodes (trees
-    from the batch, or right-branching), and `get_input_dim` / `get_output_dim` are `_input_size` / `_hidden_dim`."""
+    from the batch, or right-branching), `get_input_dim` / `get_output_dim` are `_input_size` / `_hidden_dim`, and
+    `lstm`'s layer settings: `num_layers = n > 1` runs an (n-1)-layer left-to-right LSTM of size d over the leaves
+    first (the "leaf LSTM" of Choi, Yoo and Lee 2018), and the tree composes its outputs, n recurrent layers in all;
+    `dropout` is `lstm`'s, between those layers (nothing with one layer); `bidirectional: true` and `bias: false`
+    are ConfigurationErrors (a tree has no reading direction; the papers' cells have biases)."""
 
     _input_size: int
     _hidden_dim: int
+
+    def _leaf_layers(self, encoder: str, input_dim: int, hidden_dim: int, num_layers: int, dropout: float,
+                     bidirectional: bool, bias: bool) -> int:
+        """Builds what `lstm`'s settings ask for (class docstring); returns the size of what the tree composes."""
+        if bidirectional:
+            raise ConfigurationError(f"{encoder}: a tree has no reading direction; set bidirectional: false")
+        if not bias:
+            raise ConfigurationError(f"{encoder}: bias=False is not supported (the paper's cells have biases)")
+        check_sizes(encoder, input_dim=input_dim, hidden_dim=hidden_dim, num_layers=num_layers)
+        check_dropout(encoder, dropout)
+        self._input_size = input_dim
+        self.leaf_lstm = None
+        if num_layers > 1:
+            self.leaf_lstm = torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True,
+                                           dropout=dropout if num_layers > 2 else 0.0)
+        self._leaf_dropout = torch.nn.Dropout(dropout)
+        return hidden_dim if self.leaf_lstm is not None else input_dim
+
+    def leaves(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        """What the tree composes: the leaf LSTM's outputs (with `lstm`'s dropout after them), or the inputs."""
+        if self.leaf_lstm is None:
+            return inputs
+        outputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
+        return self._leaf_dropout(outputs)
 
     def get_input_dim(self) -> int:
         return self._input_size
@@ -107,11 +135,9 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
     `basic_classifier`) each sequence gets the documented default right-branching tree (w_1 (w_2 (... w_n))).
 
     A drop-in for the `lstm` Seq2VecEncoder: it also takes `lstm`'s names `input_size`, `hidden_size`,
-    `num_layers` and `bidirectional`. A tree has no reading direction, so `bidirectional: true` is a configuration
-    error. The paper's network has one layer; `num_layers = n > 1` (our addition, for configs written for a deeper
-    `lstm`) first runs an (n-1)-layer left-to-right LSTM of size d over the leaves, as the "leaf LSTM" of Choi, Yoo
-    and Lee (2018), and the tree LSTM composes its outputs: n recurrent layers in all. The leaf states are then the
-    leaf LSTM's outputs.
+    `num_layers`, `dropout`, `bidirectional` and `bias` (`TreeSeq2VecEncoder`: the paper's network has one layer;
+    `num_layers = n > 1`, our addition for configs written for a deeper `lstm`, runs a leaf LSTM under the tree, and
+    the leaf states are then its outputs).
 
     Registered as a `Seq2VecEncoder` with name "tree_lstm".
 
@@ -123,7 +149,7 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         d, the size of internal node outputs and memories (or `hidden_size`).
     activation : `str`, optional (default = `"tanh"`)
         g: "tanh", "softsign" or "sigmoid".
-    input_size, hidden_size, num_layers, bidirectional : optional
+    input_size, hidden_size, num_layers, dropout, bidirectional, bias : optional
         `lstm`'s names (see above).
     """
 
@@ -135,19 +161,13 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         input_size: Optional[int] = None,
         hidden_size: Optional[int] = None,
         num_layers: int = 1,
+        dropout: float = 0.0,
         bidirectional: bool = False,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         input_dim, hidden_dim = lstm_names("tree_lstm", input_dim, hidden_dim, input_size, hidden_size)
-        if bidirectional:
-            raise ConfigurationError("tree_lstm: a tree has no reading direction; set bidirectional: false")
-        check_sizes("tree_lstm", input_dim=input_dim, hidden_dim=hidden_dim, num_layers=num_layers)
-        self.leaf_lstm = (
-            torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True) if num_layers > 1 else None
-        )
-        self._input_size = input_dim
-        if self.leaf_lstm is not None:
-            input_dim = hidden_dim  # the tree composes the leaf LSTM's outputs
+        input_dim = self._leaf_layers("tree_lstm", input_dim, hidden_dim, num_layers, dropout, bidirectional, bias)
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_lstm: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         self._input_dim = input_dim
@@ -198,8 +218,7 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         check_inputs("tree_lstm", inputs, self._input_size)
         if tree is None:
             tree = right_branching_trees(mask)
-        if self.leaf_lstm is not None:
-            inputs, _ = run_masked_lstm(self.leaf_lstm, inputs, mask)
+        inputs = self.leaves(inputs, mask)
         batch_size, max_leaves, _ = inputs.size()
         num_nodes = nodes_per_tree("tree_lstm", mask, tree)
         d = self._hidden_dim

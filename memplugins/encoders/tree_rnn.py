@@ -4,7 +4,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
-from memplugins.encoders.checks import check_inputs, check_sizes
+from memplugins.encoders.checks import check_inputs
 from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, lstm_names, tree_output
 from memplugins.modules.fast.tree_lstm import ACTIVATIONS
 from memplugins.modules.tree_layout import right_branching_trees, tree_levels
@@ -39,8 +39,8 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
     hidden_dim : `int`
         d (or `hidden_size`).
     activation : `str`, optional (default = `"tanh"`)
-    input_size, hidden_size : optional
-        `lstm`'s names.
+    input_size, hidden_size, num_layers, dropout, bidirectional, bias : optional
+        `lstm`'s names, as `tree_lstm` takes them (`TreeSeq2VecEncoder`).
     """
 
     def __init__(
@@ -50,13 +50,17 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
         activation: str = "tanh",
         input_size: Optional[int] = None,
         hidden_size: Optional[int] = None,
+        num_layers: int = 1,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         input_dim, hidden_dim = lstm_names("tree_rnn", input_dim, hidden_dim, input_size, hidden_size)
-        check_sizes("tree_rnn", input_dim=input_dim, hidden_dim=hidden_dim)
+        input_dim = self._leaf_layers("tree_rnn", input_dim, hidden_dim, num_layers, dropout, bidirectional, bias)
         if activation not in ACTIVATIONS:
             raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
-        self._input_size, self._hidden_dim, self._g = input_dim, hidden_dim, ACTIVATIONS[activation]
+        self._hidden_dim, self._g = hidden_dim, ACTIVATIONS[activation]
         d = hidden_dim
         self.leaf_weights = torch.nn.Linear(input_dim, 2 * d, bias=False)  # [W_1; W_2] applied to a leaf child
         self.internal_weights = torch.nn.Linear(d, 2 * d, bias=False)  # [W_1; W_2] applied to an internal child
@@ -73,6 +77,7 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
         check_inputs("tree_rnn", inputs, self._input_size)
         if tree is None:
             tree = right_branching_trees(mask)
+        inputs = self.leaves(inputs, mask)
         batch_size = inputs.size(0)
         layout = tree_levels("tree_rnn", mask, tree)
         d = self._hidden_dim

@@ -45,7 +45,7 @@ class LstmnLayer(torch.nn.Module):
     slots i < t; detached: they are for inspection, not for losses).
     """
 
-    def __init__(self, input_size: int, hidden_size: int) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -54,10 +54,16 @@ class LstmnLayer(torch.nn.Module):
         self.summary_query = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_h~
         self.scorer = torch.nn.Linear(hidden_size, 1, bias=False)  # v
         # eq. 7's W and b, named as torch.nn.LSTM's parameters so that LSTM initializer regexes reach them (h~_t
-        # takes h_{t-1}'s place; the one bias is `bias_hh`, where `lstm_hidden_bias` sets the forget gate to 1)
+        # takes h_{t-1}'s place); b = bias_ih + bias_hh, as torch's LSTM has it, so that esim's `bias_ih` (zero)
+        # and `bias_hh` (`lstm_hidden_bias`: forget gate 1) regexes each find their parameter
         self.weight_ih = torch.nn.Parameter(torch.empty(4 * hidden_size, input_size))  # x_t part of W
         self.weight_hh = torch.nn.Parameter(torch.empty(4 * hidden_size, hidden_size))  # h~_t part of W
-        self.bias_hh = torch.nn.Parameter(torch.empty(4 * hidden_size))  # b
+        if bias:
+            self.bias_ih = torch.nn.Parameter(torch.empty(4 * hidden_size))
+            self.bias_hh = torch.nn.Parameter(torch.empty(4 * hidden_size))
+        else:  # `lstm`'s bias: false
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -66,8 +72,20 @@ class LstmnLayer(torch.nn.Module):
                 torch.nn.init.xavier_uniform_(parameter)
             else:
                 torch.nn.init.zeros_(parameter)
-        with torch.no_grad():  # forget-gate bias 1, the usual LSTM remedy for early vanishing memory
-            self.bias_hh[self.hidden_size : 2 * self.hidden_size].fill_(1.0)
+        if self.bias_hh is not None:
+            with torch.no_grad():  # forget-gate bias 1, the usual LSTM remedy for early vanishing memory
+                self.bias_hh[self.hidden_size : 2 * self.hidden_size].fill_(1.0)
+
+    def gate_bias(self) -> Optional[torch.Tensor]:
+        """b of eq. 7 (None without biases)."""
+        return None if self.bias_hh is None else self.bias_ih + self.bias_hh
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        # archives from before b was split in two, as torch's LSTM has it, hold only bias_hh: b is the same with a
+        # zero bias_ih
+        if self.bias_ih is not None and prefix + "bias_hh" in state_dict and prefix + "bias_ih" not in state_dict:
+            state_dict[prefix + "bias_ih"] = torch.zeros_like(state_dict[prefix + "bias_hh"])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(
         self, inputs: torch.Tensor, mask: torch.BoolTensor, memory_addend: Optional[torch.Tensor] = None
@@ -75,7 +93,7 @@ class LstmnLayer(torch.nn.Module):
         hidden = self.hidden_size
         tapes, attention = lstmn_recurrence(
             self.input_query(inputs),  # W_x x_t for all t
-            torch.nn.functional.linear(inputs, self.weight_ih, self.bias_hh),  # W[., x_t] + b for all t
+            torch.nn.functional.linear(inputs, self.weight_ih, self.gate_bias()),  # W[., x_t] + b for all t
             memory_addend,
             mask,
             self.tape_key.weight,
@@ -101,7 +119,7 @@ class LstmnInterAttention(torch.nn.Module):
     source_mask (B, m))` returns γ~ `(B, n, h)`, α~ `(B, n, h)` and p `(B, n, m)`.
     """
 
-    def __init__(self, input_size: int, hidden_size: int) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
         super().__init__()
         self.hidden_size = hidden_size
         self.source_key = torch.nn.Linear(hidden_size, hidden_size, bias=False)  # W_γ

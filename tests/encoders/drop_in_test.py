@@ -87,14 +87,17 @@ def test_lstm_initializer_regexes_reach_lstmn_weights():
     expected_bias = torch.zeros(16)
     expected_bias[4:8] = 1.0  # the forget gate, second block in both gate orders
     torch.testing.assert_close(layer.bias_hh.detach(), expected_bias)
+    assert (layer.bias_ih == 0).all()  # esim's `.*bias_ih.*` regex: zero
 
 
 def test_iram_takes_lstm_names_and_keeps_the_output_size():
     bidirectional = Seq2VecEncoder.from_params(Params({"type": "iram", **LSTM_NAMES}))
     assert bidirectional.get_input_dim() == 5 and bidirectional.get_output_dim() == 8
     assert bidirectional.context_lstm.num_layers == 2
-    unidirectional = Seq2VecEncoder.from_params(Params({"type": "iram", **LSTM_NAMES, "bidirectional": False}))
+    unidirectional = Seq2VecEncoder.from_params(Params({"type": "iram", **{**LSTM_NAMES, "bidirectional": False}}))
     assert unidirectional.get_output_dim() == 4  # what an lstm with these settings outputs
+    default = Seq2VecEncoder.from_params(Params({"type": "iram", **{k: v for k, v in LSTM_NAMES.items() if k != "bidirectional"}}))
+    assert default.get_output_dim() == 4  # lstm's default is unidirectional: a swap keeps its size
     inputs, mask = _batch()
     assert unidirectional(inputs, mask).shape == (3, 4)
     with pytest.raises(ConfigurationError, match="even"):
@@ -113,3 +116,47 @@ def test_tree_lstm_num_layers_is_a_leaf_lstm_under_the_tree():
     torch.testing.assert_close(deep(inputs, mask), tree_only(leaves, mask))
     with pytest.raises(ConfigurationError, match="no reading direction"):
         Seq2VecEncoder.from_params(Params({"type": "tree_lstm", "input_size": 5, "hidden_size": 4, "bidirectional": True}))
+
+
+
+@pytest.mark.parametrize("params", [
+    {"type": "lstmn", "input_size": 5, "hidden_size": 4, "bias": False},
+    {"type": "nse", "input_size": 5, "hidden_size": 4, "bias": False},
+])
+def test_bias_false_leaves_the_biases_out(params):
+    encoder = Seq2SeqEncoder.from_params(Params(dict(params)))
+    assert not [name for name, _ in encoder.named_parameters() if "bias" in name]
+    inputs, mask = _batch()
+    encoder(inputs, mask).sum().backward()
+
+
+@pytest.mark.parametrize("base, params, message", [
+    (Seq2SeqEncoder, {"type": "lstmn", "input_size": 5, "hidden_size": 4, "stateful": True}, "stateful=True"),
+    (Seq2SeqEncoder, {"type": "nse", "input_size": 5, "hidden_size": 4, "stateful": True}, "stateful=True"),
+    (Seq2VecEncoder, {"type": "tree_lstm", "input_size": 5, "hidden_size": 4, "bias": False}, "bias=False"),
+    (Seq2VecEncoder, {"type": "tree_rnn", "input_size": 5, "hidden_size": 4, "bidirectional": True}, "no reading direction"),
+    (Seq2VecEncoder, {"type": "iram", "input_size": 5, "hidden_size": 4, "bias": False}, "bias=False"),
+])
+def test_lstm_settings_without_a_meaning_here_are_configuration_errors(base, params, message):
+    with pytest.raises(ConfigurationError, match=message):
+        base.from_params(Params(dict(params)))
+
+
+@pytest.mark.parametrize("name", ["tree_lstm", "tree_rnn"])
+def test_tree_encoders_take_lstms_layers_and_dropout(name):
+    encoder = Seq2VecEncoder.from_params(Params({"type": name, "input_size": 5, "hidden_size": 4, "num_layers": 3,
+                                                 "dropout": 0.5}))
+    assert encoder.leaf_lstm.num_layers == 2 and encoder.leaf_lstm.dropout == 0.5
+    inputs, mask = _batch()
+    assert encoder(inputs, mask).shape == (len(inputs), 4)
+    one_layer = Seq2VecEncoder.from_params(Params({"type": name, "input_size": 5, "hidden_size": 4, "dropout": 0.0}))
+    assert one_layer.leaf_lstm is None
+
+
+def test_an_lstmn_archive_from_before_the_bias_split_loads_with_the_same_bias():
+    encoder = Seq2SeqEncoder.from_params(Params({"type": "lstmn", "input_size": 5, "hidden_size": 4}))
+    old = {k: v for k, v in encoder.state_dict().items() if not k.endswith("bias_ih")}
+    old["layers.0.bias_hh"] = old["layers.0.bias_hh"] + encoder.layers[0].bias_ih.detach()
+    fresh = Seq2SeqEncoder.from_params(Params({"type": "lstmn", "input_size": 5, "hidden_size": 4}))
+    fresh.load_state_dict(old)
+    torch.testing.assert_close(fresh.layers[0].gate_bias(), encoder.layers[0].gate_bias())

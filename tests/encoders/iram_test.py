@@ -7,6 +7,7 @@ from memplugins.encoders.iram import IramEncoder, attention_overlap
 def encoder(full=False, penalty=0.0):
     torch.manual_seed(0)
     return IramEncoder(6, 4, num_iterations=3, num_context_layers=2 if full else 1, num_query_layers=1 if full else 0,
+                       bidirectional=True,
                        embedding_highway_layers=2 if full else 0, query_highway=full, attention_penalty=penalty)
 
 
@@ -78,7 +79,7 @@ def test_penalty_is_contributed_only_when_gamma_is_positive_and_every_parameter_
 def test_zero_iterations_is_the_papers_bilstm_baseline():
     """num_iterations=0 (section 4.1's baseline): the last BiLSTM layer's final hidden states, no attention."""
     torch.manual_seed(0)
-    enc = IramEncoder(6, 4, num_iterations=0, attention_penalty=0.1)
+    enc = IramEncoder(6, 4, num_iterations=0, attention_penalty=0.1, bidirectional=True)
     tokens, mask = torch.randn(3, 5, 6), torch.tensor([[1] * 5, [1] * 3 + [0] * 2, [1] * 2 + [0] * 3]).bool()
     output = enc.encode(tokens, mask)
     assert output.summary.shape == (3, 8) and output.attention.shape == (3, 0, 4)

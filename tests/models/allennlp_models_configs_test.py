@@ -78,3 +78,41 @@ def test_type_only_swap_trains_and_predicts(config, keys, new_type, data, exampl
                                         output_file=str(output), key="_encoder#1.keys" if new_type == "nse" else None,
                                         line=1, predictor=None, layer=1, scale="absolute", cuda_device=-1))
             assert output.stat().st_size > 0
+
+
+
+@pytest.mark.parametrize("new_type", ["lstmn", "nse"])
+def test_type_only_swap_of_the_crf_taggers_bidirectional_two_layer_gru(new_type, tmp_path):
+    """allennlp-models' crf_tagger (a 2-layer bidirectional `gru` Seq2Seq encoder, dropout 0) with only the
+    encoder's type changed trains, tags, and reports both directions' internals of both layers."""
+    published = Params.from_file(str(CONFIGS / "crf_tagger.jsonnet")).as_dict(quiet=True)
+    swapped = json.loads(json.dumps(published))
+    assert swapped["model"]["encoder"]["type"] == "gru"
+    swapped["model"]["encoder"]["type"] = new_type
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(swapped))
+    train_model_from_file(str(path), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
+    archive = load_archive(str(tmp_path / "run" / "model.tar.gz"))
+    sentence = {"sentence": "Peter Blackburn said on Thursday ."}
+    prediction = Predictor.from_archive(archive, "sentence_tagger").predict_json(sentence)
+    assert len(prediction["tags"]) == 6
+    internals = Predictor.from_archive(archive, "with_encoder_internals", extra_args={"predictor": "sentence_tagger"}
+                                       ).predict_json(sentence)["encoder_internals"]
+    entry, = internals.values()
+    if new_type == "lstmn":  # 2 directions x 2 layers
+        assert len(entry["attention"]) == 4 and len(entry["attention"][0]) == 6
+    else:
+        assert len(entry["keys"]) == 6
+
+
+def test_tree_rnn_swaps_into_basic_sst_with_its_two_layer_lstm(tmp_path):
+    """The basic SST config's 2-layer `lstm` Seq2Vec encoder: `tree_rnn` takes `num_layers` as `tree_lstm` does."""
+    published = Params.from_file(str(CONFIGS / "basic_stanford_sentiment_treebank.jsonnet")).as_dict(quiet=True)
+    published["model"]["seq2vec_encoder"]["type"] = "tree_rnn"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(published))
+    overrides = {"train_data_path": SST, "validation_data_path": SST, "test_data_path": SST, "trainer.num_epochs": 1}
+    train_model_from_file(str(path), str(tmp_path / "run"), overrides=json.dumps(overrides))
+    archive = load_archive(str(tmp_path / "run" / "model.tar.gz"))
+    assert archive.model._seq2vec_encoder.leaf_lstm.num_layers == 1
+    assert "label" in Predictor.from_archive(archive).predict_json(SENTENCE)

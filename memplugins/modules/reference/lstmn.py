@@ -15,7 +15,8 @@ def lstmn_layer_reference(
     """x `(T, d_in)`, addend `(T, h)` or None; returns the hidden tape `(T, h)`, the memory tape `(T, h)` and the
     attention `(T, T)` (row t: s^t over the slots i < t)."""
     W_h, W_x, W_ht = layer.tape_key.weight, layer.input_query.weight, layer.summary_query.weight
-    v, W_in, W_sum, b = layer.scorer.weight[0], layer.weight_ih, layer.weight_hh, layer.bias_hh
+    v, W_in, W_sum = layer.scorer.weight[0], layer.weight_ih, layer.weight_hh
+    b = layer.gate_bias() if layer.gate_bias() is not None else x.new_zeros(4 * layer.hidden_size)
     k = layer.hidden_size
     H, C, S = [], [], []
     h_tilde_previous = x.new_zeros(k)

@@ -11,8 +11,11 @@ import torch
 
 
 def lstm_step(weight_ih, weight_hh, bias_ih, bias_hh, x, h, c) -> Tuple[torch.Tensor, torch.Tensor]:
-    """One step of torch's LSTM cell, gates (i, f, g, o)."""
-    i, f, g, o = (weight_ih @ x + bias_ih + weight_hh @ h + bias_hh).chunk(4)
+    """One step of torch's LSTM cell, gates (i, f, g, o); biases None: none."""
+    gates = weight_ih @ x + weight_hh @ h
+    if bias_ih is not None:
+        gates = gates + bias_ih + bias_hh
+    i, f, g, o = gates.chunk(4)
     c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
     return torch.sigmoid(o) * torch.tanh(c), c
 
@@ -34,7 +37,8 @@ def nse_reference(
     extras = [list(extra) for extra in extras]
     layer_input = list(x)  # (1): the read LSTM, layer by layer, step by step
     for layer in range(encoder.read_lstm.num_layers):
-        weights = [getattr(encoder.read_lstm, f"{name}_l{layer}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        weights = [getattr(encoder.read_lstm, f"{name}_l{layer}", None)
+                   for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         h, c, outputs = x.new_zeros(k), x.new_zeros(k), []
         for x_t in layer_input:
             h, c = lstm_step(*weights, x_t, h, c)

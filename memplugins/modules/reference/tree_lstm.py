@@ -10,7 +10,6 @@ import torch
 
 from memplugins.fields.binary_tree_field import BinaryTree, trees_of_batch
 from memplugins.modules.fast.tree_lstm import ACTIVATIONS
-from memplugins.modules.masked_lstm import run_masked_lstm
 
 BLOCKS = ["i1", "i2", "f1", "f2", "c1", "o1", "c2", "o2"]
 
@@ -53,8 +52,7 @@ def tree_lstm_reference_batch(
 ) -> torch.Tensor:
     """Every node's state `(B, max_leaves + max_internal, d)` in the node buffer's order, as
     `TreeLstmEncoder.encode(...).node_states` returns them (0 at padding), one tree at a time."""
-    if encoder.leaf_lstm is not None:
-        inputs, _ = run_masked_lstm(encoder.leaf_lstm, inputs, mask)
+    inputs = encoder.leaves(inputs, mask)
     max_leaves, max_internal = mask.size(1), tensors["children"].size(1)
     rows = []
     for b, tree in enumerate(trees_of_batch(mask, tensors)):
