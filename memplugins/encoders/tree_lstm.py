@@ -1,4 +1,4 @@
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -54,9 +54,13 @@ class TreeSeq2VecEncoder(Seq2VecEncoder):
     _input_size: int
     _hidden_dim: int
 
-    def _leaf_layers(self, encoder: str, input_dim: int, hidden_dim: int, num_layers: int, dropout: float,
-                     bidirectional: bool, bias: bool) -> int:
-        """Builds what `lstm`'s settings ask for (class docstring); returns the size of what the tree composes."""
+    def _configure(self, encoder: str, names: Tuple[Optional[int], Optional[int], Optional[int], Optional[int]],
+                   activation: str, num_layers: int, dropout: float, bidirectional: bool, bias: bool) -> Tuple[int, int]:
+        """Checks the settings and builds what `lstm`'s ask for (class docstring). `names`: (input_dim, hidden_dim,
+        input_size, hidden_size). Returns (the size of what the tree composes, d)."""
+        input_dim, hidden_dim = lstm_names(encoder, *names)
+        if activation not in ACTIVATIONS:
+            raise ConfigurationError(f"{encoder}: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         if bidirectional:
             raise ConfigurationError(f"{encoder}: a tree has no reading direction; set bidirectional: false")
         if not bias:
@@ -69,7 +73,8 @@ class TreeSeq2VecEncoder(Seq2VecEncoder):
             self.leaf_lstm = torch.nn.LSTM(input_dim, hidden_dim, num_layers=num_layers - 1, batch_first=True,
                                            dropout=dropout if num_layers > 2 else 0.0)
         self._leaf_dropout = torch.nn.Dropout(dropout)
-        return hidden_dim if self.leaf_lstm is not None else input_dim
+        self._hidden_dim = hidden_dim
+        return (hidden_dim if self.leaf_lstm is not None else input_dim), hidden_dim
 
     def leaves(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
         """What the tree composes: the leaf LSTM's outputs (with `lstm`'s dropout after them), or the inputs."""
@@ -166,12 +171,9 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        input_dim, hidden_dim = lstm_names("tree_lstm", input_dim, hidden_dim, input_size, hidden_size)
-        input_dim = self._leaf_layers("tree_lstm", input_dim, hidden_dim, num_layers, dropout, bidirectional, bias)
-        if activation not in ACTIVATIONS:
-            raise ConfigurationError(f"tree_lstm: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
+        input_dim, hidden_dim = self._configure("tree_lstm", (input_dim, hidden_dim, input_size, hidden_size), activation,
+                                                num_layers, dropout, bidirectional, bias)
         self._input_dim = input_dim
-        self._hidden_dim = hidden_dim
         self._activation = activation
         d = hidden_dim
         # Contribution blocks of a child's output, in order: W_i1, W_i2, W_f1, W_f2, W_c1, W_o1, W_c2, W_o2 (W_c1 /

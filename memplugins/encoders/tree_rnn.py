@@ -1,11 +1,10 @@
 from typing import Dict, Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.encoders.checks import check_inputs
-from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, lstm_names, tree_output
+from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, tree_output
 from memplugins.modules.fast.tree_lstm import ACTIVATIONS
 from memplugins.modules.tree_layout import right_branching_trees, tree_levels
 
@@ -56,11 +55,9 @@ class TreeRnnEncoder(TreeSeq2VecEncoder):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        input_dim, hidden_dim = lstm_names("tree_rnn", input_dim, hidden_dim, input_size, hidden_size)
-        input_dim = self._leaf_layers("tree_rnn", input_dim, hidden_dim, num_layers, dropout, bidirectional, bias)
-        if activation not in ACTIVATIONS:
-            raise ConfigurationError(f"tree_rnn: activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
-        self._hidden_dim, self._g = hidden_dim, ACTIVATIONS[activation]
+        input_dim, hidden_dim = self._configure("tree_rnn", (input_dim, hidden_dim, input_size, hidden_size), activation,
+                                                num_layers, dropout, bidirectional, bias)
+        self._g = ACTIVATIONS[activation]
         d = hidden_dim
         self.leaf_weights = torch.nn.Linear(input_dim, 2 * d, bias=False)  # [W_1; W_2] applied to a leaf child
         self.internal_weights = torch.nn.Linear(d, 2 * d, bias=False)  # [W_1; W_2] applied to an internal child
