@@ -3,10 +3,12 @@ Forward+backward time of memplugins' recurrent encoders against `torch.nn.LSTM` 
 run (repetitions interleaved, medians reported) so that the ratio is meaningful on a noisy machine.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15]
-        [--device cpu] [--amp] [--conditions quiet busy]
+        [--device cpu] [--amp [--amp-dtype bfloat16]] [--conditions quiet busy]
 
 Prints a table per condition: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the
-peak memory of one step. `--amp` runs every step under autocast (float16 on CUDA), as `"use_amp": true` does.
+peak memory of one step, the kernels one forward+backward launches and the fraction of its wall time the GPU was
+busy (benchmarks/cuda_profile.py). `--amp` runs every step under autocast (float16 on CUDA unless `--amp-dtype`
+says bfloat16), as `"use_amp": true` does.
 `--conditions busy` runs the measurements while a second single-thread process (torch.nn.LSTM forward + backward
 in a loop, `benchmarks/load.py`) competes for the machine; the ratios are always measured within one condition.
 """
@@ -19,8 +21,10 @@ import torch
 from memplugins.encoders import IramEncoder, LstmnEncoder, NseEncoder
 
 try:
+    from cuda_profile import profile_columns
     from load import conditions
 except ImportError:  # run as a module from the repository root
+    from benchmarks.cuda_profile import profile_columns
     from benchmarks.load import conditions
 
 
@@ -40,10 +44,10 @@ def build(name: str, dim: int) -> torch.nn.Module:
     raise ValueError(name)
 
 
-def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, amp: bool = False) -> None:
+def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, amp: bool = False,
+         amp_dtype: str = "float16") -> None:
     module.zero_grad(set_to_none=True)
-    dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
-    with torch.autocast(x.device.type, dtype=dtype, enabled=amp):
+    with torch.autocast(x.device.type, dtype=getattr(torch, amp_dtype), enabled=amp):
         output = module(x)[0] if name in ("torch.nn.LSTM", "bilstm x3") else module(x, mask)
     output.float().sum().backward()
 
@@ -55,7 +59,8 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--amp", action="store_true", help="autocast: float16 on CUDA, bfloat16 on the CPU")
+    parser.add_argument("--amp", action="store_true", help="every step under autocast (CUDA only)")
+    parser.add_argument("--amp-dtype", choices=["float16", "bfloat16"], default="float16")
     parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
@@ -70,26 +75,27 @@ def main() -> None:
     modules = {name: build(name, args.dim).to(device) for name in args.encoders}
     for name, module in modules.items():  # warm-up
         for _ in range(2):
-            step(name, module, x, mask, args.amp)
+            step(name, module, x, mask, args.amp, args.amp_dtype)
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 
         for name, module in modules.items():
             with profile(activities=[ProfilerActivity.CPU]) as profiler:
                 for _ in range(3):
-                    step(name, module, x, mask, args.amp)
+                    step(name, module, x, mask, args.amp, args.amp_dtype)
             table = profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile)
             print(f"\n{name}: 3 forward+backward passes, B={args.batch} T={args.steps} d={args.dim}\n{table}")
         return
-    peak_mb = {}
+    peak_mb, profiled = {}, {}
     if device.type == "cuda":
         for name, module in modules.items():
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             before = torch.cuda.memory_allocated()
-            step(name, module, x, mask, args.amp)
+            step(name, module, x, mask, args.amp, args.amp_dtype)
             torch.cuda.synchronize()
             peak_mb[name] = (torch.cuda.max_memory_allocated() - before) / 2**20
+            profiled[name] = profile_columns(lambda: step(name, module, x, mask, args.amp, args.amp_dtype))
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, threads={torch.get_num_threads()}"
     for condition in conditions(args.conditions):
         times = {name: [] for name in modules}
@@ -98,19 +104,21 @@ def main() -> None:
                 if device.type == "cuda":
                     torch.cuda.synchronize()
                 started = time.perf_counter()
-                step(name, module, x, mask, args.amp)
+                step(name, module, x, mask, args.amp, args.amp_dtype)
                 if device.type == "cuda":
                     torch.cuda.synchronize()
                 times[name].append(time.perf_counter() - started)
         baseline = statistics.median(times["torch.nn.LSTM"])
-        print(f"\n{condition}: forward+backward, B={args.batch} T={args.steps} d={args.dim}, {where}, amp={args.amp}, "
+        amp = args.amp_dtype if args.amp else "off"
+        print(f"\n{condition}: forward+backward, B={args.batch} T={args.steps} d={args.dim}, {where}, amp={amp}, "
               f"torch {torch.__version__}, median of {args.repeats}")
-        print("| encoder | ms | ratio to torch.nn.LSTM |" + (" peak MB of a step |" if peak_mb else ""))
-        print("|---|---:|---:|" + ("---:|" if peak_mb else ""))
+        cuda = " peak MB of a step | kernels | GPU busy % |" if peak_mb else ""
+        print("| encoder | ms | ratio to torch.nn.LSTM |" + cuda)
+        print("|---|---:|---:|" + ("---:|---:|---:|" if peak_mb else ""))
         for name in modules:
             median = statistics.median(times[name])
-            peak = f" {peak_mb[name]:.0f} |" if peak_mb else ""
-            print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |{peak}")
+            extra = f" {peak_mb[name]:.0f} |{profiled[name]}" if peak_mb else ""
+            print(f"| {name} | {median * 1000:.1f} | {median / baseline:.2f} |{extra}")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ size (`--batch-size`, default 32: the `batch_size` of its data loader or batch s
   does (the same sentences, a loss per node).
 
 Prints instances per second of training (instances / the epoch's training duration), and on CUDA the peak
-allocated GPU memory.
+allocated GPU memory. `--loader` adds how long the data loader alone takes for the same epoch (instances already
+read, as in training: tensorising, padding, batching and the copy to the device), so the share of the epoch that the
+data pipeline bounds is seen beside the model's.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/train_throughput.py --data ../shared/data [--task snli sst]
         [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...] [--conditions quiet busy]
@@ -74,6 +76,30 @@ def set_batch_size(params, batch_size: int) -> None:
         loader["batch_size"] = batch_size
 
 
+def loader_seconds(params, serialization_dir: str, cuda_device: int) -> float:
+    """One pass of the config's training data loader over instances already read (its second pass), each batch
+    moved to the device: what the epoch spends outside the model."""
+    import time
+
+    import torch
+    from allennlp.data import DataLoader, DatasetReader, Vocabulary
+    from allennlp.nn.util import move_to_device
+
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    loader = DataLoader.from_params(params=params.pop("data_loader"), reader=reader,
+                                    data_path=params.pop("train_data_path"))
+    loader.index_with(Vocabulary.from_files(str(Path(serialization_dir) / "vocabulary")))
+    device = torch.device("cuda", cuda_device) if cuda_device >= 0 else torch.device("cpu")
+    for _ in loader.iter_instances():  # the first pass reads (as training does before its first epoch)
+        pass
+    started = time.perf_counter()
+    for batch in loader:
+        move_to_device(batch, device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -83,6 +109,7 @@ def main() -> None:
     parser.add_argument("--amp", choices=["both", "on", "off"], default="both")
     parser.add_argument("--only", nargs="*", help="config names (default: all of the chosen tasks)")
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
+    parser.add_argument("--loader", action="store_true", help="also time the data loader alone (see above)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
@@ -117,8 +144,9 @@ def main() -> None:
             what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
             print(f"\n{condition}: one epoch of {what}, batch size {args.batch_size}, {where}, "
                   f"torch {torch.__version__}")
-            print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else ""))
-            print("|---|---|---:|---:|" + ("---:|" if cuda else ""), flush=True)
+            print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else "")
+                  + (" loader alone s |" if args.loader else ""))
+            print("|---|---|---:|---:|" + ("---:|" if cuda else "") + ("---:|" if args.loader else ""), flush=True)
             for name in names:
                 for amp in amps:
                     if cuda:
@@ -133,13 +161,15 @@ def main() -> None:
                     set_batch_size(params, args.batch_size)
                     if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
                         params["dataset_reader"]["use_subtrees"] = False
+                    loader_params = params.duplicate()
                     with tempfile.TemporaryDirectory() as out:
                         train_model(params, out)
                         metrics = json.loads((Path(out) / "metrics.json").read_text())
+                        loader = f" {loader_seconds(loader_params, out, args.cuda_device):.1f} |" if args.loader else ""
                     duration = seconds(metrics["training_duration"])
                     peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
-                    print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}",
-                          flush=True)
+                    print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}"
+                          f"{loader}", flush=True)
 
 
 if __name__ == "__main__":

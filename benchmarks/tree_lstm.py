@@ -5,10 +5,11 @@ work) and (b) `torch.nn.LSTM` of the same size over the same sentences (as a pad
 one run, interleaved, over the same batches (consecutive sentences of the file, `--batch` each); medians reported.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/tree_lstm.py --trees ../shared/data/sst/trees/train.txt
-        [--input-dim 50 --hidden-dim 50] [--conditions quiet busy] [--no-recursive]
+        [--input-dim 50 --hidden-dim 50] [--conditions quiet busy] [--no-recursive] [--device cuda [--amp float16]]
 
 `--conditions busy` measures while a second single-thread process competes for the machine (`benchmarks/load.py`);
-`--no-recursive` leaves out the slow recursive reference.
+`--no-recursive` leaves out the slow recursive reference. On CUDA the table adds the kernels one forward+backward
+launches and the GPU's busy fraction (benchmarks/cuda_profile.py); `--amp` runs all three under autocast.
 """
 import argparse
 import statistics
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import torch
 
-from load import conditions  # benchmarks/ is this file's folder
+from cuda_profile import profile_columns  # benchmarks/ is this file's folder
+from load import conditions
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
 from memplugins.fields import batch_trees
 from memplugins.modules.reference.tree_lstm import tree_lstm_reference
@@ -26,11 +28,12 @@ from memplugins.readers import parse_sst_tree
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def batches(path: str, batch_size: int, count: int):
+def batches(path: str, batch_size: int, count: int, device: torch.device):
     lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
     for start in range(0, min(len(lines), batch_size * count), batch_size):
         trees = [parse_sst_tree(line) for line in lines[start : start + batch_size]]
-        yield (trees, *batch_trees(trees))
+        tensors, mask = batch_trees(trees)
+        yield trees, {key: value.to(device) for key, value in tensors.items()}, mask.to(device)
 
 
 def main() -> None:
@@ -43,31 +46,48 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--no-recursive", action="store_true", help="leave out the recursive reference")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--amp", choices=["float16", "bfloat16"], help="autocast in this dtype (CUDA)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="instead of timing, print torch.profiler's top N operators of the level-batched encoder")
     args = parser.parse_args()
+    device = torch.device(args.device)
     torch.manual_seed(0)
-    encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim)
-    lstm = torch.nn.LSTM(args.input_dim, args.hidden_dim, batch_first=True)
-    data = [(trees, tensors, mask, torch.randn(*mask.shape, args.input_dim, requires_grad=True))
-            for trees, tensors, mask in batches(args.trees, args.batch, args.batches)]
+    encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim).to(device)
+    lstm = torch.nn.LSTM(args.input_dim, args.hidden_dim, batch_first=True).to(device)
+    data = [(trees, tensors, mask, torch.randn(*mask.shape, args.input_dim, device=device, requires_grad=True))
+            for trees, tensors, mask in batches(args.trees, args.batch, args.batches, device)]
+    autocast = torch.autocast(device.type, dtype=getattr(torch, args.amp or "float32"), enabled=bool(args.amp))
 
     def level_batched(trees, tensors, mask, inputs):
-        encoder.encode(inputs, mask, tensors).node_states.sum().backward()
+        with autocast:
+            states = encoder.encode(inputs, mask, tensors).node_states
+        states.float().sum().backward()
 
     def recursive(trees, tensors, mask, inputs):
         total = 0
-        for b, tree in enumerate(trees):
-            total = total + torch.stack(tree_lstm_reference(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
-        total.backward()
+        with autocast:
+            for b, tree in enumerate(trees):
+                total = total + torch.stack(tree_lstm_reference(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
+        total.float().backward()
 
     def sequential_lstm(trees, tensors, mask, inputs):
-        lstm(inputs)[0].sum().backward()
+        with autocast:
+            states = lstm(inputs)[0]
+        states.float().sum().backward()
+
+    def synchronised(run):
+        def timed(*batch):
+            run(*batch)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        return timed
 
     runners = {"tree_lstm (level-batched)": level_batched, "recursive reference": recursive,
                "torch.nn.LSTM": sequential_lstm}
     if args.no_recursive:
         del runners["recursive reference"]
+    runners = {name: synchronised(run) for name, run in runners.items()}
     for name, run in runners.items():  # warm-up
         run(*data[0])
     if args.profile:
@@ -78,6 +98,10 @@ def main() -> None:
                 level_batched(*batch)
         print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile))
         return
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"threads={torch.get_num_threads()}"
+    profiled = {}
+    if device.type == "cuda":
+        profiled = {name: profile_columns(lambda: run(*data[0])) for name, run in runners.items()}
     leaves = sum(int(mask.sum()) for _, _, mask, _ in data)
     heights = [int(tensors["heights"].max()) for _, tensors, _, _ in data]
     for condition in conditions(args.conditions):
@@ -92,12 +116,15 @@ def main() -> None:
         print(f"\n{condition}: SST {Path(args.trees).name}: {len(data)} batches of {args.batch} sentences "
               f"({leaves / len(data):.0f} words, tree height {min(heights)}-{max(heights)} per batch), "
               f"d_w={args.input_dim}, d={args.hidden_dim}, forward+backward, median over {args.repeats} passes, "
-              f"torch {torch.__version__}, threads={torch.get_num_threads()}")
-        print("| implementation | ms per batch | time / tree_lstm's | time / torch.nn.LSTM's |")
-        print("|---|---:|---:|---:|")
+              f"torch {torch.__version__}, {where}, amp={args.amp or 'off'}")
+        cuda = " kernels (batch 1) | GPU busy % |" if profiled else ""
+        print("| implementation | ms per batch | time / tree_lstm's | time / torch.nn.LSTM's |" + cuda)
+        print("|---|---:|---:|---:|" + ("---:|---:|" if profiled else ""))
         base, lstm_time = median["tree_lstm (level-batched)"], median["torch.nn.LSTM"]
         for name, value in median.items():
-            print(f"| {name} | {value * 1000:.1f} | {value / base:.2f} | {value / lstm_time:.2f} |")
+            extra = profiled.get(name, "")
+            print(f"| {name} | {value * 1000:.1f} | {value / base:.2f} | {value / lstm_time:.2f} |{extra}")
+
 
 if __name__ == "__main__":
     main()

@@ -86,3 +86,17 @@ def test_nse_gpu_memory_is_flat_over_training_steps(use_amp):
             start = torch.cuda.memory_allocated()
     gc.collect()
     assert torch.cuda.memory_allocated() - start < 2**20  # under 1 MB in 190 steps
+
+
+@requires_gpu
+@pytest.mark.parametrize("name", ["lstmn", "nse", "tree_lstm", "memory"])
+def test_fast_paths_on_cuda_match_the_cpu_in_float64(name):
+    """The fast paths' hand-written forward and backward are device-agnostic: the same padded case, in float64, gives
+    the CPU's outputs and every gradient on CUDA."""
+    from tests.modules.fast.cases import CASES, loss_and_gradients
+
+    cpu_outputs, _, cpu_grads = loss_and_gradients(CASES[name]())
+    cuda_outputs, _, cuda_grads = loss_and_gradients(CASES[name](device="cuda"))
+    for got, expected in zip(cuda_outputs + list(cuda_grads), cpu_outputs + list(cpu_grads)):
+        assert got.device.type == "cuda"
+        torch.testing.assert_close(got.cpu(), expected, atol=1e-10, rtol=1e-9)

@@ -31,13 +31,13 @@ def randomize(module: torch.nn.Module, seed: int = 0, scale: float = 0.5) -> tor
     return module
 
 
-def padded(lengths, size: int, seed: int, dtype=torch.float64, garbage: float = 37.0):
+def padded(lengths, size: int, seed: int, dtype=torch.float64, garbage: float = 37.0, device="cpu"):
     """A right-padded batch `(B, max(lengths), size)` with garbage in the padding (which must not leak), and its mask."""
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(len(lengths), max(lengths), size, generator=generator, dtype=dtype)
     mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
     x[~mask] = garbage
-    return x.requires_grad_(), mask
+    return x.to(device).requires_grad_(), mask.to(device)
 
 
 def sst_trees() -> List[BinaryTree]:
@@ -50,18 +50,18 @@ class Case(NamedTuple):
     leaves: List[torch.Tensor]  # inputs and parameters whose gradients are compared
 
 
-def lstmn_case(dtype=torch.float64) -> Case:
-    layer = randomize(LstmnLayer(5, 4).to(dtype))
-    x, mask = padded(LENGTHS, 5, seed=1, dtype=dtype)
+def lstmn_case(dtype=torch.float64, device="cpu") -> Case:
+    layer = randomize(LstmnLayer(5, 4).to(dtype)).to(device)
+    x, mask = padded(LENGTHS, 5, seed=1, dtype=dtype, device=device)
     addend = torch.randn(len(LENGTHS), max(LENGTHS), 4, dtype=dtype, generator=torch.Generator().manual_seed(2))
-    addend.requires_grad_()
+    addend = addend.to(device).requires_grad_()
     return Case(layer, lambda: list(layer(x, mask, addend)[:2]), [x, addend, *layer.parameters()])
 
 
-def nse_case(dtype=torch.float64) -> Case:
-    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1).to(dtype), seed=2)
-    x, mask = padded(LENGTHS, 5, seed=3, dtype=dtype)
-    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=4, dtype=dtype, garbage=0.0)
+def nse_case(dtype=torch.float64, device="cpu") -> Case:
+    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1).to(dtype), seed=2).to(device)
+    x, mask = padded(LENGTHS, 5, seed=3, dtype=dtype, device=device)
+    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=4, dtype=dtype, garbage=0.0, device=device)
 
     def run():
         output = encoder.encode(x, mask, [(extra, extra_mask)])
@@ -70,19 +70,20 @@ def nse_case(dtype=torch.float64) -> Case:
     return Case(encoder, run, [x, extra, *encoder.parameters()])
 
 
-def tree_lstm_case(dtype=torch.float64) -> Case:
-    encoder = randomize(TreeLstmEncoder(6, 5).to(dtype), seed=5)
+def tree_lstm_case(dtype=torch.float64, device="cpu") -> Case:
+    encoder = randomize(TreeLstmEncoder(6, 5).to(dtype), seed=5).to(device)
     tensors, mask = batch_trees(sst_trees())
+    tensors, mask = {key: value.to(device) for key, value in tensors.items()}, mask.to(device)
     x = torch.randn(len(TREES), mask.size(1), 6, dtype=dtype, generator=torch.Generator().manual_seed(6))
-    x.requires_grad_()
+    x = x.to(device).requires_grad_()
     return Case(encoder, lambda: [encoder.encode(x, mask, tensors).node_states], [x, *encoder.parameters()])
 
 
-def memory_case(dtype=torch.float64) -> Case:
+def memory_case(dtype=torch.float64, device="cpu") -> Case:
     """Three read-write steps of the NSE decoder's memory (`memplugins.modules.memory`)."""
-    memory, mask = padded(EXTRA_LENGTHS, 4, seed=7, dtype=dtype, garbage=0.0)
+    memory, mask = padded(EXTRA_LENGTHS, 4, seed=7, dtype=dtype, garbage=0.0, device=device)
     queries = torch.randn(3, len(EXTRA_LENGTHS), 4, dtype=dtype, generator=torch.Generator().manual_seed(8))
-    queries.requires_grad_()
+    queries = queries.to(device).requires_grad_()
 
     def run():
         current, outputs = memory, []
@@ -104,7 +105,8 @@ def loss_and_gradients(case: Case, seed: int = 9, **grad_options):
     """The case's outputs, a loss that weighs every output entry differently, and the leaves' gradients."""
     outputs = case.run()
     generator = torch.Generator().manual_seed(seed)
-    loss = sum((torch.tanh(t) * torch.randn(t.shape, generator=generator, dtype=t.dtype)).sum() for t in outputs)
+    loss = sum((torch.tanh(t) * torch.randn(t.shape, generator=generator, dtype=t.dtype).to(t.device)).sum()
+               for t in outputs)
     return outputs, loss, torch.autograd.grad(loss, case.leaves, **grad_options)
 
 

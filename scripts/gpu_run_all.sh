@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput]      (no argument: all four, in that order)
+#     check       versions and the device, then the requires_gpu tests and the fast-path tests on CUDA
+#     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80
+#     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
+#     throughput  benchmarks/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
+#                 data loader's own time beside each epoch
+# Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
+# .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
+# /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
+#   run(command="scripts/gpu_run_all.sh check encoders", carry=[".gpusite", ".gpudata"])
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUT="${OUT:-$ROOT/gpu-results}"
+PYTHON="${PYTHON:-python3}"
+PHASE_SECONDS="${PHASE_SECONDS:-560}"
+phases=("$@")
+[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput)
+for phase in "${phases[@]}"; do
+  case "$phase" in check|encoders|tree|throughput) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+done
+mkdir -p "$OUT"
+SITE=/tmp/memplugins-site
+if [ -s .gpusite/site.tar.xz ] && [ ! -e "$SITE/.unpacked" ]; then
+  mkdir -p "$SITE" && tar -C "$SITE" -xJf .gpusite/site.tar.xz && touch "$SITE/.unpacked" || exit 1
+fi
+[ -d "$SITE" ] && export PYTHONPATH="$SITE:$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export MPLBACKEND=Agg TOKENIZERS_PARALLELISM=false
+
+check() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  "$PYTHON" - <<'PY'
+import torch, allennlp, allennlp_models, memplugins
+from allennlp.version import VERSION
+print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}, allennlp {VERSION},"
+      f" memplugins from {memplugins.__file__}")
+try:
+    import triton
+    print(f"triton {triton.__version__}")
+except ImportError:
+    print("no triton")
+PY
+  "$PYTHON" -m pytest -q -p no:cacheprovider -x tests/gpu_test.py tests/modules/fast
+}
+
+encoders() {
+  local run="$PYTHON benchmarks/encoders.py --device cuda --repeats 30"
+  $run
+  $run --amp --amp-dtype float16
+  $run --amp --amp-dtype bfloat16
+  $run --batch 128
+  $run --steps 80
+  $run --batch 128 --amp --amp-dtype bfloat16
+}
+
+tree() {
+  local trees="$ROOT/.gpudata/sst/trees/train.txt"
+  cd benchmarks
+  for dim in 300 50; do
+    "$PYTHON" tree_lstm.py --device cuda --trees "$trees" --no-recursive --input-dim $dim --hidden-dim $dim \
+        --batches 40 --repeats 5
+    "$PYTHON" tree_lstm.py --device cuda --trees "$trees" --no-recursive --input-dim $dim --hidden-dim $dim \
+        --batches 40 --repeats 5 --amp float16
+  done
+  cd "$ROOT"
+}
+
+throughput() {
+  "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both --loader \
+      --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
+}
+
+status=0
+for phase in "${phases[@]}"; do
+  echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+      | tee "$OUT/$phase.md"
+  export -f check encoders tree throughput
+  export PYTHON ROOT
+  timeout "$PHASE_SECONDS" bash -c "$phase" 2>&1 | tee -a "$OUT/$phase.md" \
+      | grep -v -E "it/s\]|s/it\]" || true
+  code=${PIPESTATUS[0]}
+  echo "($phase: exit $code)" | tee -a "$OUT/$phase.md"
+  [ "$code" -ne 0 ] && status=$code
+done
+exit $status
