@@ -36,28 +36,9 @@ def batches(path: str, batch_size: int, count: int, device: torch.device):
         yield trees, {key: value.to(device) for key, value in tensors.items()}, mask.to(device)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trees", default=str(ROOT.parent / "shared" / "data" / "sst" / "trees" / "train.txt"))
-    parser.add_argument("--batch", type=int, default=25)
-    parser.add_argument("--batches", type=int, default=20)
-    parser.add_argument("--input-dim", type=int, default=50)
-    parser.add_argument("--hidden-dim", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
-    parser.add_argument("--no-recursive", action="store_true", help="leave out the recursive reference")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--amp", choices=["float16", "bfloat16"], help="autocast in this dtype (CUDA)")
-    parser.add_argument("--profile", type=int, default=0, metavar="N",
-                        help="instead of timing, print torch.profiler's top N operators of the level-batched encoder")
-    args = parser.parse_args()
-    device = torch.device(args.device)
-    torch.manual_seed(0)
-    encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim).to(device)
-    lstm = torch.nn.LSTM(args.input_dim, args.hidden_dim, batch_first=True).to(device)
-    data = [(trees, tensors, mask, torch.randn(*mask.shape, args.input_dim, device=device, requires_grad=True))
-            for trees, tensors, mask in batches(args.trees, args.batch, args.batches, device)]
-    autocast = torch.autocast(device.type, dtype=getattr(torch, args.amp or "float32"), enabled=bool(args.amp))
+def build_runners(encoder, lstm, device: torch.device, amp, no_recursive: bool):
+    """The three implementations as functions of a batch, under autocast if `amp`, synchronised on CUDA."""
+    autocast = torch.autocast(device.type, dtype=getattr(torch, amp or "float32"), enabled=bool(amp))
 
     def level_batched(trees, tensors, mask, inputs):
         with autocast:
@@ -85,9 +66,33 @@ def main() -> None:
 
     runners = {"tree_lstm (level-batched)": level_batched, "recursive reference": recursive,
                "torch.nn.LSTM": sequential_lstm}
-    if args.no_recursive:
+    if no_recursive:
         del runners["recursive reference"]
-    runners = {name: synchronised(run) for name, run in runners.items()}
+    return {name: synchronised(run) for name, run in runners.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trees", default=str(ROOT.parent / "shared" / "data" / "sst" / "trees" / "train.txt"))
+    parser.add_argument("--batch", type=int, default=25)
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--input-dim", type=int, default=50)
+    parser.add_argument("--hidden-dim", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
+    parser.add_argument("--no-recursive", action="store_true", help="leave out the recursive reference")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--amp", choices=["float16", "bfloat16"], help="autocast in this dtype (CUDA)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="instead of timing, print torch.profiler's top N operators of the level-batched encoder")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    torch.manual_seed(0)
+    encoder = TreeLstmEncoder(args.input_dim, args.hidden_dim).to(device)
+    lstm = torch.nn.LSTM(args.input_dim, args.hidden_dim, batch_first=True).to(device)
+    data = [(trees, tensors, mask, torch.randn(*mask.shape, args.input_dim, device=device, requires_grad=True))
+            for trees, tensors, mask in batches(args.trees, args.batch, args.batches, device)]
+    runners = build_runners(encoder, lstm, device, args.amp, args.no_recursive)
     for name, run in runners.items():  # warm-up
         run(*data[0])
     if args.profile:
@@ -95,7 +100,7 @@ def main() -> None:
 
         with profile(activities=[ProfilerActivity.CPU]) as profiler:
             for batch in data:
-                level_batched(*batch)
+                runners["tree_lstm (level-batched)"](*batch)
         print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.profile))
         return
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"threads={torch.get_num_threads()}"

@@ -2,7 +2,8 @@
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
 #   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput]      (no argument: all four, in that order)
 #     check       versions and the device, then the requires_gpu tests and the fast-path tests on CUDA
-#     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80
+#     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
+#                 lstmn with and without its Triton tape read
 #     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
 #     throughput  benchmarks/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
 #                 data loader's own time beside each epoch
@@ -48,6 +49,8 @@ PY
 encoders() {
   local run="$PYTHON benchmarks/encoders.py --device cuda --repeats 30"
   $run
+  echo "(the same without the Triton tape read: MEMPLUGINS_TRITON=0)"
+  MEMPLUGINS_TRITON=0 $run --encoders torch.nn.LSTM lstmn
   $run --amp --amp-dtype float16
   $run --amp --amp-dtype bfloat16
   $run --batch 128

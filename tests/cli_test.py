@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NO_NETWORK_PATH, REPO_ROOT
+from tests.conftest import NO_NETWORK_PATH, REPO_ROOT, free_port
 
 ALLENNLP = str(Path(sys.executable).parent / "allennlp")
 
@@ -113,7 +113,8 @@ def test_importing_memplugins_prints_nothing(tmp_path):
 
 def test_distributed_two_cpu_processes(tmp_path):
     out = tmp_path / "distributed"
-    overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1]}, "trainer": {"num_epochs": 1}})
+    overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1], "master_port": free_port()},
+                            "trainer": {"num_epochs": 1}})
     run_allennlp("train", "tests/fixtures/rte_attention.jsonnet", "-s", str(out), "-o", overrides)
     assert (out / "model.tar.gz").exists()
     metrics = json.loads((out / "metrics.json").read_text())

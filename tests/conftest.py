@@ -22,6 +22,14 @@ TEST_FIXTURES = REPO_ROOT / "tests" / "fixtures"
 NO_NETWORK_PATH = TEST_FIXTURES / "no_network"  # a sitecustomize.py for subprocesses
 
 
+def free_port() -> int:
+    """A loopback port nobody listens on, for a distributed run's master: the suite runs on two workers
+    (scripts/test.sh), so two distributed tests may start at once, and AllenNLP's default port is fixed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _is_loopback(address) -> bool:
     if isinstance(address, tuple):
         host = address[0]

@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -51,20 +49,25 @@ class TestIramClassifier(ModelTestCase):
         assert metrics["attention_penalty"] > 0 and metrics["attention_overlap"] > 0
 
 
-def test_attention_map_png_grows_with_the_input(tmp_path):
-    env = {"NUM_EPOCHS": "1"}
-    import os
+def test_attention_map_png_grows_with_the_input(tmp_path, monkeypatch, capsys):
+    """In this process (the `attention-map` command's own CLI path is tests/cli_test.py's): 3 iterations drawn, and
+    the figure widens with the sentence."""
+    from argparse import Namespace
 
-    run = lambda *args: subprocess.run([sys.executable, "-m", "allennlp", *args], check=True,  # noqa: E731
-                                       env={**os.environ, **env}, capture_output=True, text=True)
+    from allennlp.commands.train import train_model_from_file
+
+    from memplugins.commands.attention_map import run_attention_map
+
+    monkeypatch.setenv("NUM_EPOCHS", "1")
     overrides = json.dumps({**SMALL, "model.encoder.num_context_layers": 1})
-    run("train", "training_config/sst2_iram_vanilla.jsonnet", "-s", str(tmp_path / "out"), "-o", overrides)
+    train_model_from_file("training_config/sst2_iram_vanilla.jsonnet", str(tmp_path / "out"), overrides=overrides)
     sizes = []
     for name, sentence in (("short", "a good film"), ("long", "a good film with a dull and overlong final act")):
         png = tmp_path / f"{name}.png"
-        result = run("attention-map", str(tmp_path / "out" / "model.tar.gz"), json.dumps({"sentence": sentence}),
-                     "--output-file", str(png))
-        assert "3 x" in result.stdout
+        run_attention_map(Namespace(archive_file=str(tmp_path / "out" / "model.tar.gz"),
+                                    input=json.dumps({"sentence": sentence}), output_file=str(png), key=None,
+                                    line=1, predictor=None, layer=1, scale="absolute", cuda_device=-1))
+        assert "3 x" in capsys.readouterr().out
         with Image.open(png) as image:
             sizes.append(image.size)
             assert len(set(image.getdata())) > 2  # not blank: cells, labels

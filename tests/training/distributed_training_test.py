@@ -7,12 +7,13 @@ import math
 
 from allennlp.commands.train import train_model_from_file
 
-from tests.conftest import TEST_FIXTURES
+from tests.conftest import TEST_FIXTURES, free_port
 
 
 def test_allennlp_distributed_training_of_nse_pair_classifier(tmp_path):
     """`"distributed": {"cuda_devices": [-1, -1]}`: AllenNLP's two-process training, gloo, on the MMA-NSE model."""
-    overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1]}, "trainer": {"num_epochs": 2}})
+    overrides = json.dumps({"distributed": {"cuda_devices": [-1, -1], "master_port": free_port()},
+                            "trainer": {"num_epochs": 2}})
     train_model_from_file(str(TEST_FIXTURES / "nse_pair_classifier.jsonnet"), str(tmp_path / "out"),
                           overrides=overrides, include_package=["memplugins"])
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())

@@ -35,12 +35,31 @@ autograd would: each step's σ(2 (W_h h_i + q_t)) (B, t, h), needed for the back
 
 Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract
 (`memplugins.modules.fast.contract`); the batched products on x outside the Function stay autocast's.
+
+On CUDA (float32 or float64), each step's read of the tape (eq. 4-6) and its backward are one Triton launch each
+instead of about seven and ten (`memplugins.modules.fast.tape_read_kernel`, which says why they are equal);
+`MEMPLUGINS_TRITON=0` turns that off. Under `TRITON_INTERPRET=1` the kernels also run on CPU tensors, through
+Triton's interpreter: that is how the default tests check them without a GPU (slowly: not for training).
 """
+import os
 from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 
 from memplugins.modules.fast.contract import first_order_backward, lstm_cell_backward, run_fast_path
+
+
+def tape_read_kernel_applies(tensor: torch.Tensor) -> bool:
+    """Whether the Triton read (module doc) runs for this tensor: CUDA, or the CPU under Triton's interpreter."""
+    if os.environ.get("MEMPLUGINS_TRITON", "1") == "0" or tensor.dtype not in (torch.float32, torch.float64):
+        return False
+    if not (tensor.is_cuda or os.environ.get("TRITON_INTERPRET") == "1"):
+        return False
+    try:
+        import memplugins.modules.fast.tape_read_kernel  # noqa: F401
+    except ImportError:  # no Triton installed: the plain read
+        return False
+    return True
 
 
 class StepRead(NamedTuple):
@@ -71,14 +90,23 @@ def _recurrence(
     step_is_full = mask.all(0).tolist()
     lowest = torch.finfo(query_from_input.dtype).min
     summary_query = query_from_input.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
+    kernel = tape_read_kernel_applies(query_from_input)
+    if kernel:
+        from memplugins.modules.fast.tape_read_kernel import tape_read_forward
+
+        valid, scorer = mask.to(torch.uint8).contiguous(), scorer.contiguous()
     for t in range(num_steps):
         if t > 0:
             # (4) as 2 v^T σ(2 (W_h h_i + W_x x_t + W_h~ h~_{t-1})), up to a constant (module doc); `keys` holds
             # 2 W_h h_i and the query is doubled here
-            activation = torch.sigmoid(keys[:, :t] + (2 * (query_from_input[:, t] + summary_query)).unsqueeze(1))
-            scores = activation.matmul(2 * scorer).masked_fill_(~mask[:, :t], lowest)
-            weights = torch.softmax(scores, dim=-1)  # (5)
-            summaries[:, t] = torch.bmm(weights.unsqueeze(1), tape[:, :t]).squeeze(1)  # (6)
+            query = 2 * (query_from_input[:, t] + summary_query)
+            if kernel:  # (4)-(6) in one launch
+                activation, weights = tape_read_forward(keys, query, scorer, tape, valid, t, summaries[:, t])
+            else:
+                activation = torch.sigmoid(keys[:, :t] + query.unsqueeze(1))
+                scores = activation.matmul(2 * scorer).masked_fill_(~mask[:, :t], lowest)
+                weights = torch.softmax(scores, dim=-1)  # (5)
+                summaries[:, t] = torch.bmm(weights.unsqueeze(1), tape[:, :t]).squeeze(1)  # (6)
             attention[:, t, :t] = weights
             if saved is not None:
                 saved.append(StepRead(activation, weights))
@@ -115,6 +143,7 @@ class _LstmnRecurrence(torch.autograd.Function):
         )
         ctx.saved = saved
         ctx.has_addend = addend is not None
+        ctx.kernel = tape_read_kernel_applies(query_from_input)
         ctx.save_for_backward(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight)
         ctx.mark_non_differentiable(attention)
         return tape, attention
@@ -127,7 +156,7 @@ class _LstmnRecurrence(torch.autograd.Function):
         batch_size, num_steps, double_hidden = tape.size()
         hidden = double_hidden // 2
         # accumulators: gradients of the tape, of the key tape and of the step's projections (7)
-        grad_tape = grad_tape.clone() if grad_tape is not None else tape.new_zeros(tape.size())
+        grad_tape = grad_tape.contiguous().clone() if grad_tape is not None else tape.new_zeros(tape.size())
         grad_keys = tape.new_zeros(batch_size, num_steps, hidden)
         grad_projected = tape.new_zeros(batch_size, num_steps, 5 * hidden)
         grad_query_from_input = tape.new_zeros(batch_size, num_steps, hidden)
@@ -135,6 +164,10 @@ class _LstmnRecurrence(torch.autograd.Function):
         grad_scorer = torch.zeros_like(scorer)
         grad_summary_query = tape.new_zeros(batch_size, hidden)  # of W_h~ h~_t, from step t+1's query
         step_is_full = mask.all(0).tolist()
+        if ctx.kernel:
+            from memplugins.modules.fast.tape_read_kernel import tape_read_backward
+
+            grad_scorer_rows = tape.new_zeros(batch_size, hidden)
         for t in reversed(range(num_steps)):
             grad_output = torch.addmm(grad_tape[:, t, :hidden], grad_keys[:, t], key_weight)  # + the key W_h h_t
             grad_memory = grad_tape[:, t, hidden:]
@@ -160,6 +193,11 @@ class _LstmnRecurrence(torch.autograd.Function):
                 break  # h~_1 = c~_1 = 0: nothing was read
             grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_summary_memory], dim=-1)
             activation, weights = saved[t - 1]
+            if ctx.kernel:  # (6), (5), (4) in one launch
+                tape_read_backward(grad_summary, tape, weights, activation, scorer, grad_tape, grad_keys,
+                                   grad_query_from_input[:, t], grad_scorer_rows, t)
+                grad_summary_query = grad_summary_query + grad_query_from_input[:, t]
+                continue
             # (6)
             # (the vector on the left: bmm of a (t, 2h) matrix by a column vector is several times slower)
             grad_weights = torch.bmm(grad_summary.unsqueeze(1), tape[:, :t].transpose(1, 2)).squeeze(1)
@@ -175,6 +213,8 @@ class _LstmnRecurrence(torch.autograd.Function):
             grad_query = grad_pre.sum(1)
             grad_query_from_input[:, t] = grad_query
             grad_summary_query = grad_summary_query + grad_query
+        if ctx.kernel:
+            grad_scorer = grad_scorer_rows.sum(0)
         grad_scorer *= 2
         flat_outputs = tape[..., :hidden].reshape(-1, hidden)
         grad_key_weight = grad_keys.reshape(-1, hidden).t().mm(flat_outputs)

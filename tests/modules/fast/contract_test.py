@@ -5,13 +5,13 @@ recurrence in float32, `create_graph=True` is refused with a clear error (a hand
 its own), and DDP reduces the hand-written gradients exactly once.
 """
 import os
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from tests.conftest import free_port
 from tests.modules.fast.cases import CASES, ENCODERS, loss_and_gradients
 
 
@@ -96,9 +96,7 @@ def _worker(rank: int, port: int, results):
 def test_ddp_gradients_equal_single_process_gradients():
     """DDP all-reduces a parameter's gradient when autograd accumulates it; the fast paths' weight gradients arrive
     as one product after all steps, so this checks that they are reduced, and reduced once."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     results = mp.Manager().dict()
     mp.spawn(_worker, args=(port, results), nprocs=WORLD_SIZE, join=True)
     inputs, mask = _batch()

@@ -1,0 +1,65 @@
+"""
+The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`), checked without a GPU: under
+`TRITON_INTERPRET=1` its kernels run on CPU tensors, so the LSTMN layer with the kernels (forward and backward)
+is compared with the literal reference of eq. 4-9, outputs, attention and every gradient, in float64, padded, with
+deep fusion's addend, and over a tape longer than one block of the kernels' loops. Triton reads the variable when
+a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+ROOT = Path(__file__).resolve().parents[3]
+
+CHECK = textwrap.dedent(
+    """
+    import torch
+    import memplugins.modules.fast.tape_read_kernel as kernel
+    from memplugins.modules import LstmnLayer
+    from memplugins.modules.reference.lstmn import lstmn_layer_reference_batch
+    from tests.modules.fast.cases import padded, randomize
+    from tests.modules.fast.lstmn_test import outputs_and_gradients
+
+    calls = {"forward": 0, "backward": 0}
+    for name in ("forward", "backward"):
+        original = getattr(kernel, f"tape_read_{name}")
+        def counted(*args, _original=original, _name=name):
+            calls[_name] += 1
+            return _original(*args)
+        setattr(kernel, f"tape_read_{name}", counted)
+
+    # (lengths, input size, hidden size, with the addend): the second has two blocks of 64 slots
+    for lengths, size, hidden, with_addend in [([6, 3, 1, 5], 5, 4, False), ([6, 3, 1, 5], 5, 4, True),
+                                               ([70, 33], 3, 4, True)]:
+        layer = randomize(LstmnLayer(size, hidden).double())
+        x, mask = padded(lengths, size, seed=1)
+        addend = torch.randn(len(lengths), max(lengths), hidden, dtype=torch.float64,
+                             generator=torch.Generator().manual_seed(2)).requires_grad_() if with_addend else None
+        before = dict(calls)
+        fast, fast_grads = outputs_and_gradients(lambda m, *a: m(*a), layer, x, mask, addend)
+        assert calls["forward"] - before["forward"] == max(lengths) - 1, calls  # one launch per step that reads
+        assert calls["backward"] - before["backward"] == max(lengths) - 1, calls
+        reference, reference_grads = outputs_and_gradients(lstmn_layer_reference_batch, layer, x, mask, addend)
+        for got, expected in zip(list(fast) + list(fast_grads), list(reference) + list(reference_grads)):
+            assert got.abs().sum() > 0
+            torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
+        with torch.no_grad():
+            for got, expected in zip(layer(x, mask, addend)[:2], fast[:2]):
+                torch.testing.assert_close(got, expected, atol=0, rtol=0)
+    print("kernels checked", calls)
+    """
+)
+
+
+def test_the_triton_read_equals_the_literal_reference_under_the_interpreter():
+    environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1",
+                   "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "kernels checked" in result.stdout
