@@ -82,7 +82,7 @@ for phase in "${phases[@]}"; do
   export -f check encoders tree throughput
   export PYTHON ROOT
   timeout "$PHASE_SECONDS" bash -c "$phase" 2>&1 | tee -a "$OUT/$phase.md" \
-      | grep -v -E "it/s\]|s/it\]" || true
+      | grep -v -E "it/s\]|s/it\]"
   code=${PIPESTATUS[0]}
   echo "($phase: exit $code)" | tee -a "$OUT/$phase.md"
   [ "$code" -ne 0 ] && status=$code
