@@ -102,14 +102,19 @@ def shipped_configs() -> Dict[str, Path]:
     return dict(sorted(configs.items()))
 
 
-def config_summary(path: Path) -> str:
-    """The first sentence of a config's header comment."""
+def config_header(path: Path) -> str:
+    """A config's header comment (its leading `//` lines) as one line (also the model cards' description)."""
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("//"):
             break
         lines.append(line[2:].strip())
-    text = " ".join(lines)
+    return " ".join(lines)
+
+
+def config_summary(path: Path) -> str:
+    """The first sentence of a config's header comment."""
+    text = config_header(path)
     end = re.search(r"(?<!\bal)\.\s+(?=[A-Z])", text)  # a sentence's end, not "et al. 2016"
     return text[: end.start() + 1] if end else text
 

@@ -56,12 +56,16 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def target(python_version: str) -> List[str]:
+    """pip's options that choose wheels for the target: its Python, CPython, x86-64 manylinux, binaries only."""
+    platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
+    return ["--python-version", python_version, "--implementation", "cp", "--only-binary=:all:", *platforms]
+
+
 def download(name: str, version: Optional[str], out: Path, python_version: str) -> Tuple[bool, str]:
     spec = f"{name}{version or ''}"
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version",
-               python_version, "--implementation", "cp", "-d", str(out), "--quiet", spec]
-    for platform in PLATFORMS:
-        command += ["--platform", platform]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", *target(python_version), "-d", str(out),
+               "--quiet", spec]
     result = subprocess.run(command, capture_output=True, text=True)
     return result.returncode == 0, result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
 
@@ -85,9 +89,7 @@ def build_site_archive(wheels: List[Path], archive: Path, python_version: str) -
     with tempfile.TemporaryDirectory() as work:
         site = Path(work) / "site"
         command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", "--target",
-                   str(site), "--python-version", python_version, "--implementation", "cp", "--only-binary=:all:"]
-        for platform in PLATFORMS:
-            command += ["--platform", platform]
+                   str(site), *target(python_version)]
         subprocess.run(command + [str(path) for path in wheels if not path.name.startswith("memplugins-")],
                        check=True)
         # nothing imports a package's own test suite at run time (spaCy's and thinc's are most of it)

@@ -75,12 +75,12 @@ throughput() {
       --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
 }
 
+export -f check encoders tree throughput
+export PYTHON ROOT
 status=0
 for phase in "${phases[@]}"; do
   echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
       | tee "$OUT/$phase.md"
-  export -f check encoders tree throughput
-  export PYTHON ROOT
   timeout "$PHASE_SECONDS" bash -c "$phase" 2>&1 | tee -a "$OUT/$phase.md" \
       | grep -v -E "it/s\]|s/it\]"
   code=${PIPESTATUS[0]}

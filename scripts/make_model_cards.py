@@ -8,8 +8,9 @@ budget-limited rows named below. Run it after a config, a row of results or a fi
     .venv/bin/python scripts/make_model_cards.py
 """
 import json
-import re
 from pathlib import Path
+
+from memplugins.cli import config_header  # (importing memplugins gives the configs' variables their defaults)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,18 +94,8 @@ def family(name: str) -> str:
     return "rte"
 
 
-def header(path: Path) -> str:
-    lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("//"):
-            break
-        lines.append(line[2:].strip())
-    return " ".join(lines)
-
-
 def model_type(path: Path) -> str:
     """The registered name of the config's model, as `allennlp train` reads the config."""
-    import memplugins  # noqa: F401  (the configs' variables get their defaults)
     from allennlp.common import Params
 
     return Params.from_file(str(path))["model"]["type"]
@@ -126,7 +117,7 @@ def card(path: Path) -> dict:
     name = path.stem
     title, authors, venue, url, citation = PAPERS[family(name)]
     dataset, dataset_url, task, metric, variables = DATA[next(key for key in DATA if name.startswith(key))]
-    description = header(path)
+    description = config_header(path)
     measured = protocol_result(name) or MEASURED.get(name)
     return {
         "id": f"memplugins-{name}",

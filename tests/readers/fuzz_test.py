@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from memplugins.readers.errors import MalformedInputError
-from tests.readers.malformed_files_test import READERS, mutated_copy, read
+from tests.readers.malformed_files_test import READERS, assert_instances_or_a_named_error, mutated_copy
 
 MUTATIONS_PER_READER = 40
 
@@ -38,9 +37,4 @@ def test_mutated_files_give_instances_or_a_malformed_input_error(name, tmp_path)
     rng = random.Random(f"fuzz-{name}")
     for attempt in range(MUTATIONS_PER_READER):
         path = mutated_copy(name, tmp_path, lambda data: mutate(data, rng))
-        try:
-            read(name, path)
-        except MalformedInputError as error:
-            assert error.file_path.startswith(str(tmp_path)) and error.line_number >= 0
-        except Exception as error:  # noqa: BLE001
-            pytest.fail(f"{name}, mutation {attempt}: {type(error).__name__}: {error}")
+        assert_instances_or_a_named_error(name, path, tmp_path, attempt)

@@ -39,6 +39,17 @@ def mutated_copy(name: str, tmp_path: Path, mutate) -> str:
     return str(target)
 
 
+def assert_instances_or_a_named_error(name: str, path: str, folder: Path, attempt: int) -> None:
+    """A mutated file reads to instances or raises a MalformedInputError naming a file under `folder` and its line;
+    any other exception fails the test (the fuzz tests' one check)."""
+    try:
+        read(name, path)
+    except MalformedInputError as error:
+        assert error.file_path.startswith(str(folder)) and error.line_number >= 0
+    except Exception as error:  # noqa: BLE001
+        pytest.fail(f"{name}, mutation {attempt}: {type(error).__name__}: {str(error)[:300]}")
+
+
 def fields(instances):
     return [str(instance) for instance in instances]
 

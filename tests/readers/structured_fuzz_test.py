@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from memplugins.readers.errors import MalformedInputError
-from tests.readers.malformed_files_test import READERS, mutated_copy, read
+from tests.readers.malformed_files_test import READERS, assert_instances_or_a_named_error, mutated_copy
 
 MUTATIONS_PER_READER = 25
 ODD_DIGITS = "\u0663\u00b3\u2463\uff14"  # Arabic-Indic 3, superscript 3, circled 4, fullwidth 4: isdigit() is True
@@ -76,9 +75,4 @@ def test_structured_mutations_give_instances_or_a_malformed_input_error(name, tm
             return "\n".join(lines).encode("utf-8", "surrogatepass") + b"\n"
 
         path = mutated_copy(name, tmp_path, mutate)
-        try:
-            read(name, path)
-        except MalformedInputError as error:
-            assert error.file_path.startswith(str(tmp_path)) and error.line_number >= 0
-        except Exception as error:  # noqa: BLE001
-            pytest.fail(f"{name}, mutation {attempt}: {type(error).__name__}: {str(error)[:300]}")
+        assert_instances_or_a_named_error(name, path, tmp_path, attempt)
