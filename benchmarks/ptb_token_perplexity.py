@@ -10,10 +10,10 @@ import math
 import sys
 
 import torch
-from allennlp.common.plugins import import_plugins
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
+import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
 
 
@@ -33,6 +33,5 @@ def token_perplexity(archive_path: str, data_file: str, batch_size: int = 40) ->
 
 
 if __name__ == "__main__":
-    import_plugins()
     for path in sys.argv[2:]:
         print(f"{path}\t{token_perplexity(sys.argv[1], path):.1f}")

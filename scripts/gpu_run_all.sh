@@ -49,8 +49,8 @@ PY
 encoders() {
   local run="$PYTHON benchmarks/encoders.py --device cuda --repeats 30"
   $run
-  echo "(the same without the Triton tape read: MEMPLUGINS_TRITON=0)"
-  MEMPLUGINS_TRITON=0 $run --encoders torch.nn.LSTM lstmn
+  echo "(the same without the Triton kernels, LSTMN tape read and NSE memory access: MEMPLUGINS_TRITON=0)"
+  MEMPLUGINS_TRITON=0 $run --encoders torch.nn.LSTM lstmn nse
   $run --amp --amp-dtype float16
   $run --amp --amp-dtype bfloat16
   $run --batch 128

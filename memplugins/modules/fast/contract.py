@@ -24,6 +24,8 @@ the two (`tests/modules/fast/`).
    path that takes a variable number of them (the NSE's memories) flattens them and regroups them inside.
 """
 import functools
+import importlib
+import os
 from typing import Any, Callable, Tuple, Type
 
 import torch
@@ -106,3 +108,18 @@ def lstm_cell_backward(
     torch.mul(grad_memory * input_gate, 1 - candidate * candidate, out=grad_candidate)
     torch.mul(grad_hidden * memory_tanh, output_gate * (1 - output_gate), out=grad_o)
     return grad_memory, grad_memory * forget_gate
+
+
+def triton_kernel_applies(tensor: torch.Tensor, kernel_module: str) -> bool:
+    """Whether a fast path runs its Triton kernels (`kernel_module`) for this tensor: float32 or float64 on CUDA, or
+    on the CPU under Triton's interpreter (`TRITON_INTERPRET=1`: how the default tests check them without a GPU,
+    slowly); never with `MEMPLUGINS_TRITON=0` or without Triton installed."""
+    if os.environ.get("MEMPLUGINS_TRITON", "1") == "0" or tensor.dtype not in (torch.float32, torch.float64):
+        return False
+    if not (tensor.is_cuda or os.environ.get("TRITON_INTERPRET") == "1"):
+        return False
+    try:
+        importlib.import_module(kernel_module)
+    except ImportError:  # no Triton installed: the plain torch operations
+        return False
+    return True

@@ -41,25 +41,21 @@ instead of about seven and ten (`memplugins.modules.fast.tape_read_kernel`, whic
 `MEMPLUGINS_TRITON=0` turns that off. Under `TRITON_INTERPRET=1` the kernels also run on CPU tensors, through
 Triton's interpreter: that is how the default tests check them without a GPU (slowly: not for training).
 """
-import os
 from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 
-from memplugins.modules.fast.contract import first_order_backward, lstm_cell_backward, run_fast_path
+from memplugins.modules.fast.contract import (
+    first_order_backward,
+    lstm_cell_backward,
+    run_fast_path,
+    triton_kernel_applies,
+)
 
 
 def tape_read_kernel_applies(tensor: torch.Tensor) -> bool:
-    """Whether the Triton read (module doc) runs for this tensor: CUDA, or the CPU under Triton's interpreter."""
-    if os.environ.get("MEMPLUGINS_TRITON", "1") == "0" or tensor.dtype not in (torch.float32, torch.float64):
-        return False
-    if not (tensor.is_cuda or os.environ.get("TRITON_INTERPRET") == "1"):
-        return False
-    try:
-        import memplugins.modules.fast.tape_read_kernel  # noqa: F401
-    except ImportError:  # no Triton installed: the plain read
-        return False
-    return True
+    """Whether the Triton read (module doc) runs for this tensor."""
+    return triton_kernel_applies(tensor, "memplugins.modules.fast.tape_read_kernel")
 
 
 class StepRead(NamedTuple):

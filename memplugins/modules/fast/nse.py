@@ -32,12 +32,15 @@ What it saves over autograd: 60-odd graph nodes per step, which at B = 32, k = 3
 arithmetic. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
 on h_t uses one mask drawn for all steps before the loop (the same distribution as per-step dropout). Mixed
 precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast.contract`).
+
+On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
+(`memplugins.modules.fast.nse_read_kernel`, which says why it is equal); `MEMPLUGINS_TRITON=0` turns that off.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
-from memplugins.modules.fast.contract import first_order_backward, run_fast_path
+from memplugins.modules.fast.contract import first_order_backward, run_fast_path, triton_kernel_applies
 from memplugins.modules.fast.nse_backward import backward
 from memplugins.modules.fast.nse_state import Buffers, CellWeights, Memory, StepState
 
@@ -97,11 +100,34 @@ def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, com
     return output_gate * buffers.memory_tanh[:, t], new_memory
 
 
-def _write(t: int, step_keys: List[torch.Tensor], buffers: Buffers, memories: Sequence[Memory], written: _Written):
-    """(6), (14), (15): a ← a ⊙ (1 - z'), W ← [W ⊙ (1 - z'), z']."""
+def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: _Written,
+                 slot_masks: List[torch.Tensor]) -> StepState:
+    """`_read` with step t-1's write (`_write` with `update=False` left it pending) in one Triton launch per memory
+    (`memplugins.modules.fast.nse_read_kernel`, whose docstring says why it is equal)."""
+    from memplugins.modules.fast.nse_read_kernel import write_and_read
+
+    k = query.size(-1)
+    history = torch.bmm(query.unsqueeze(1), buffers.values[:, :t].transpose(1, 2)).squeeze(1) if t > 0 else None
+    decays, write_weights, coefficients = [], [], []
+    for n, memory in enumerate(memories):
+        saved = write_and_read(t, memory.initial_scores, memory.initial, slot_masks[n], written.decay[n],
+                               written.weights[n], buffers.keys[n][:, t - 1] if t > 0 else None, history,
+                               buffers.values, buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k])
+        if memory.written:
+            decays.append(saved.decay)
+            if t > 0:
+                write_weights.append(saved.weights)
+                coefficients.append(saved.coefficients)
+    return StepState(history, decays, write_weights, coefficients)
+
+
+def _write(t: int, step_keys: List[torch.Tensor], buffers: Buffers, memories: Sequence[Memory], written: _Written,
+           update: bool = True):
+    """(6), (14), (15): a ← a ⊙ (1 - z'), W ← [W ⊙ (1 - z'), z'] (with `update`: the kernel's next launch does it
+    otherwise); the keys z' are stored either way."""
     for n, z in enumerate(step_keys):
         buffers.keys[n][:, t] = z
-        if memories[n].written:
+        if memories[n].written and update:
             keep = 1 - z
             written.decay[n].mul_(keep)
             written.weights[n][:, :, :t] *= keep.unsqueeze(-1)
@@ -119,8 +145,15 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
     step_is_full = mask.all(0).tolist()
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
     hidden, memory = queries.new_zeros(batch_size, k), queries.new_zeros(batch_size, k)
+    kernel = triton_kernel_applies(queries, "memplugins.modules.fast.nse_read_kernel")
+    if kernel:  # the kernel reads rows of M_0 and the masks with unit stride
+        memories = [m._replace(initial=m.initial.contiguous()) for m in memories]
+        slot_masks = [m.mask.to(torch.uint8).contiguous() for m in memories]
     for t in range(num_steps):
-        state = _read(t, queries[:, t], buffers, memories, written)
+        if kernel:
+            state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks)
+        else:
+            state = _read(t, queries[:, t], buffers, memories, written)
         new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory)
         value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
         step_keys = [keys[:, t] for keys in buffers.raw_keys]
@@ -132,7 +165,7 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
             value = value * step_masks[:, t]
             step_keys = [z * step_masks[:, t] for z in step_keys]
         buffers.values[:, t] = value
-        _write(t, step_keys, buffers, memories, written)
+        _write(t, step_keys, buffers, memories, written, update=not kernel or t == num_steps - 1)
         if saved is not None:
             saved.append(state)
     decays = [d for d in written.decay if d is not None]

@@ -21,6 +21,9 @@ Backward, given g = ∂L/∂[h~; c~] (the fast path's chain rule, written per ro
     pass 2:  g_a_i = s_i (g_s_i - d)  (softmax);  g_pre_i = 4 g_a_i act_i (1 - act_i) ⊙ v
              ∂k-tape_i += g_pre_i;  ∂q = Σ_i g_pre_i;  ∂v (per row, summed over rows by the caller) += Σ_i g_a_i act_i
 
+Within a program, values one pass stores and a later pass loads (the scores, the backward's scratch) may sit in
+different threads in the two layouts, so a `tl.debug_barrier()` separates the passes.
+
 Why equal to the plain fast path: the same values by the same formulas; only the order of the sums inside a dot
 product differs (a blocked reduction instead of a matrix product), which moves results by rounding.
 `tests/modules/fast/tape_read_kernel_test.py` compares the two under Triton's interpreter on the CPU (outputs and
@@ -61,6 +64,7 @@ def _read_forward(keys, query, scorer, tape, valid, activation, weights, summary
         score = tl.where(in_t, score, float("-inf"))
         tl.store(weights + b * t + rows, score, mask=in_t)
         best = tl.maximum(best, score)
+    tl.debug_barrier()  # the scores just stored are read back in another layout, maybe by other threads
     top = tl.max(best, axis=0)
     total = tl.zeros((BLOCK_T,), dtype)
     for start in range(0, t, BLOCK_T):
@@ -101,6 +105,7 @@ def _read_backward(grad_summary, tape, weights, activation, scorer, grad_tape, g
                  + weight[:, None] * g[None, :], mask=block)
         tl.store(scratch + b * t + rows, grad_weight, mask=in_t)
         dot += weight * grad_weight
+    tl.debug_barrier()  # as in the forward: scratch is read back in another layout
     total = tl.sum(dot, axis=0)
     v = tl.load(scorer + cols, mask=in_h, other=0.0)
     query_grad = tl.zeros((BLOCK_H,), dtype)

@@ -1,0 +1,155 @@
+"""
+Does a trained LSTMN language model use its memory tape? For a `language_model` whose contextualizer is an `lstmn`
+(an archive, or a serialization directory with `config.json` and `best.th`), on a text file:
+
+* the token-weighted perplexity (PPL = exp(NLL / T), Cheng et al. 2016, section 5.1) with the model as trained;
+* where its intra-attention s^t (eq. 5) goes: the mean weight on the most recent slot t-1, on the 2-5 slots before
+  it and on the rest, the mean distance back, and the entropy as a fraction of the uniform distribution's;
+* the perplexity when s^t is replaced, with every weight kept, by a one-hot on slot t-1 (then eq. 6 gives
+  h~_t = h_{t-1}, c~_t = c_{t-1}, and the layer is an ordinary LSTM) or by uniform weights over slots < t.
+
+If replacing the attention by "most recent slot" costs little, the tape adds little to an LSTM on this data.
+
+    .venv/bin/python benchmarks/lstmn_attention_use.py SERIALIZATION_DIR_OR_ARCHIVE FILE [--batches N]
+
+The ablations run eq. 4-9 step by step over the batch (a third, plain implementation); with the model's own
+attention it is checked against the layer's output before any figure is printed.
+"""
+import argparse
+import math
+import os
+from typing import Dict, List, Optional
+
+import torch
+from allennlp.common import Params
+from allennlp.data import Batch, DatasetReader
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+
+import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
+import memplugins  # noqa: F401
+from memplugins.modules.lstmn import LstmnLayer
+
+MODES = ("model", "most recent slot", "uniform")
+
+
+def load(path: str):
+    if os.path.isdir(path):
+        params = Params.from_file(os.path.join(path, "config.json"))
+        reader = DatasetReader.from_params(params.get("dataset_reader").duplicate())
+        model = Model.load(params, path, weights_file=os.path.join(path, "best.th"))
+        return model.eval(), reader
+    archive = load_archive(path)
+    return archive.model.eval(), archive.validation_dataset_reader
+
+
+def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Tensor:
+    """Eq. 4-9 for a right-padded batch, step by step, with s^t from eq. 5 (`model`) or replaced; the hidden tape."""
+    batch_size, num_steps, _ = inputs.shape
+    k = layer.hidden_size
+    bias = layer.gate_bias() if layer.gate_bias() is not None else inputs.new_zeros(4 * k)
+    input_gates = inputs @ layer.weight_ih.t() + bias  # W[., x_t] + b
+    input_queries = layer.input_query(inputs)  # W_x x_t
+    hidden_tape: List[torch.Tensor] = []
+    memory_tape: List[torch.Tensor] = []
+    h_tilde = inputs.new_zeros(batch_size, k)
+    for t in range(num_steps):
+        if t == 0:
+            c_tilde = inputs.new_zeros(batch_size, k)
+        else:
+            H, C = torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1)
+            if mode == "model":
+                query = input_queries[:, t] + layer.summary_query(h_tilde)
+                scores = layer.scorer(torch.tanh(layer.tape_key(H) + query.unsqueeze(1))).squeeze(-1)  # (4)
+                s = torch.softmax(scores, dim=-1)  # (5)
+            elif mode == "most recent slot":
+                s = torch.nn.functional.one_hot(torch.full((batch_size,), t - 1), t).to(inputs.dtype)
+            else:
+                s = inputs.new_full((batch_size, t), 1.0 / t)
+            h_tilde = torch.einsum("bi,bik->bk", s, H)  # (6)
+            c_tilde = torch.einsum("bi,bik->bk", s, C)
+        i, f, o, c_hat = (input_gates[:, t] + h_tilde @ layer.weight_hh.t()).chunk(4, dim=-1)  # (7)
+        c = torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (8)
+        hidden_tape.append(torch.sigmoid(o) * torch.tanh(c))  # (9)
+        memory_tape.append(c)
+    return torch.stack(hidden_tape, 1)
+
+
+def attention_statistics(attention: torch.Tensor, mask: torch.BoolTensor, totals: Dict[str, float]) -> None:
+    """Adds one batch's s^t (B, T, T) at valid steps with at least two slots to read to the running sums."""
+    num_steps = attention.size(-1)
+    steps = torch.arange(num_steps)
+    distance = (steps.view(-1, 1) - steps.view(1, -1)).clamp(min=0).to(attention.dtype)  # t - i
+    valid = mask & (steps >= 2).unsqueeze(0)
+    s = attention[valid]  # (N, T)
+    t = steps.expand_as(mask)[valid].to(attention.dtype)
+    dist = distance.expand(mask.size(0), -1, -1)[valid]
+    totals["steps"] += s.size(0)
+    totals["most recent"] += float((s * (dist == 1)).sum())
+    totals["2-5 back"] += float((s * ((dist >= 2) & (dist <= 5))).sum())
+    totals["6+ back"] += float((s * (dist >= 6)).sum())
+    totals["distance"] += float((s * dist).sum())
+    entropy = -(s * torch.log(s.clamp(min=1e-30))).sum(-1)
+    totals["entropy fraction"] += float((entropy / torch.log(t)).sum())
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="a serialization directory (config.json, best.th) or a model archive")
+    parser.add_argument("data_file")
+    parser.add_argument("--batch-size", type=int, default=40)
+    parser.add_argument("--batches", type=int, default=None, help="only the first N batches")
+    args = parser.parse_args(argv)
+    model, reader = load(args.model)
+    encoder = model._contextualizer
+    if getattr(encoder, "backward_encoder", None) is not None or len(getattr(encoder, "layers", [])) != 1:
+        raise SystemExit("this analysis is for a one-layer, left-to-right lstmn contextualizer")
+    layer = encoder.layers[0]
+    instances = list(reader.read(args.data_file))
+    starts = list(range(0, len(instances), args.batch_size))[: args.batches]
+    loss = {mode: 0.0 for mode in MODES}
+    tokens = 0.0
+    totals = dict.fromkeys(["steps", "most recent", "2-5 back", "6+ back", "distance", "entropy fraction"], 0.0)
+    original_forward = layer.forward
+    with torch.no_grad():
+        for start in starts:
+            batch = Batch(instances[start : start + args.batch_size])
+            batch.index_instances(model.vocab)
+            tensors = batch.as_tensor_dict()
+            for mode in MODES:
+                captured = {}
+
+                def forward(inputs, mask, memory_addend=None, mode=mode):
+                    hidden, memory, attention = original_forward(inputs, mask, memory_addend)
+                    captured.update(attention=attention, mask=mask)
+                    if mode == "model":
+                        plain = layer_steps(layer, inputs, mode) * mask.unsqueeze(-1)
+                        gap = float((plain - hidden).abs().max())
+                        if gap > 1e-4:
+                            raise SystemExit(f"the step-by-step equations differ from the layer by {gap:.2g}")
+                        return hidden, memory, attention
+                    return layer_steps(layer, inputs, mode) * mask.unsqueeze(-1), memory, attention
+
+                layer.forward = forward
+                try:
+                    output = model(**tensors)
+                finally:
+                    layer.forward = original_forward
+                loss[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
+                if mode == "model":
+                    tokens += float(output["batch_weight"])
+                    attention_statistics(captured["attention"], captured["mask"], totals)
+    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {tokens:.0f} tokens")
+    print("| attention replaced by | token-weighted PPL |\n|---|---:|")
+    for mode in MODES:
+        label = "nothing (as trained)" if mode == "model" else mode
+        print(f"| {label} | {math.exp(loss[mode] / tokens):.1f} |")
+    steps = totals.pop("steps")
+    print(f"\nintra-attention at {steps:.0f} steps with two or more slots to read (means over steps):")
+    print("| most recent slot | 2-5 slots back | 6+ back | mean distance back | entropy / uniform's |")
+    print("|---:|---:|---:|---:|---:|")
+    print("| " + " | ".join(f"{value / steps:.3f}" for value in totals.values()) + " |")
+
+
+if __name__ == "__main__":
+    main()
