@@ -8,7 +8,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
-from memplugins.modules.fast.contract import lstm_cell_backward
+from memplugins.modules.fast.contract import lstm_cell_backward, triton_kernel_applies
 from memplugins.modules.fast.nse_state import Buffers, CellWeights, StepState
 
 
@@ -65,7 +65,9 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
         if not written[n]:
             return None
         given = gradients[index[n]]
-        return given.clone() if given is not None else queries.new_zeros(batch_size, *size)
+        if given is None:
+            return queries.new_zeros(batch_size, *size)
+        return given.clone(memory_format=torch.contiguous_format)  # the kernel updates it in place, row by row
 
     adjoints = _Adjoints([adjoint(grad_decays, n, m.size(1)) for n, m in enumerate(initials)],
                          [adjoint(grad_weights, n, m.size(1), num_steps) for n, m in enumerate(initials)],
@@ -82,6 +84,9 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
     grad_values = grad_values if grad_values is not None else queries.new_zeros(queries.size())
     step_is_full = mask.all(0).tolist()
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
+    kernel = triton_kernel_applies(queries, "memplugins.modules.fast.nse_read_backward_kernel")
+    if kernel:  # the kernel reads rows of M_0 with unit stride
+        initials = [initial.contiguous() for initial in initials]
     for t in reversed(range(num_steps)):
         step = _Step(t, steps[t], step_is_full[t], step_masks[:, t])
         grad_value = _value_gradient(t, grad_values, queries, written, records, k)
@@ -90,8 +95,9 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records)
         grad_history = queries.new_zeros(batch_size, t) if t > 0 else None
         for n in range(count):
-            _read_backward(step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers,
-                           initial_scores[n], initials[n], adjoints, records, grad_history)
+            read_backward = _kernel_read_backward if kernel else _read_backward
+            read_backward(step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers,
+                          initial_scores[n], initials[n], adjoints, records, grad_history)
         if t > 0:
             records.query_grads[:, t, :t] = grad_history
             records.queries[:, t] = torch.bmm(grad_history.unsqueeze(1), buffers.values[:, :t]).squeeze(1)
@@ -186,6 +192,23 @@ def _read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, i
     if t > 0:
         adjoints.weights[n][:, :, :t].addcmul_(grad_scores.unsqueeze(2), state.history_scores.unsqueeze(1))
         grad_history += torch.bmm(grad_scores.unsqueeze(1), write_weights).squeeze(1)
+
+
+def _kernel_read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, initial_scores, initial,
+                          adjoints: _Adjoints, records: _Records, grad_history) -> None:
+    """`_read_backward` in one Triton launch (`memplugins.modules.fast.nse_read_backward_kernel`, which says why
+    it is equal)."""
+    from memplugins.modules.fast.nse_read_backward_kernel import read_backward
+
+    t, state = step.t, step.state
+    has_history = index is not None and t > 0
+    read_backward(t, buffers.raw_keys[n][:, t], grad_z.contiguous(), grad_read, initial, initial_scores,
+                  state.decays[index] if index is not None else None,
+                  state.write_weights[index] if has_history else None,
+                  state.coefficients[index] if has_history else None, state.history_scores if has_history else None,
+                  buffers.values, records.read_weights[n][:, t],
+                  records.coefficient_rows[n][:, t, :t] if has_history else None, records.initial_scores[n],
+                  adjoints.decay[n], adjoints.weights[n], grad_history)
 
 
 def _gradients(buffers: Buffers, records: _Records, k: int, count: int) -> Gradients:

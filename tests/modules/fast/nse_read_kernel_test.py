@@ -1,10 +1,10 @@
 """
-The Triton memory access of the NSE fast path (`memplugins.modules.fast.nse_read_kernel`), checked without a GPU:
-under `TRITON_INTERPRET=1` its kernel runs on CPU tensors, so the NSE encoder with the kernel is compared with the
-literal reference of eq. 1-15, outputs, keys, final memories and every gradient, in float64, padded (and unpadded),
-with extra memories written and read-only, and, with the kernel's blocks cut to 4 slots or steps, over a memory and
-a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in a fresh
-interpreter. On CUDA, `tests/gpu_test.py` covers the kernel.
+The Triton memory access of the NSE fast path (`memplugins.modules.fast.nse_read_kernel` and, for its backward,
+`nse_read_backward_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors, so
+the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories and
+every gradient, in float64, padded (and unpadded), with extra memories written and read-only, and, with the
+kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in a fresh
+interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import os
 import subprocess
@@ -21,22 +21,24 @@ CHECK = textwrap.dedent(
     """
     import torch
     import memplugins.modules.fast.nse_read_kernel as kernel
+    import memplugins.modules.fast.nse_read_backward_kernel as backward_kernel
     from memplugins.encoders import NseEncoder
     from memplugins.modules.reference.nse import nse_reference_batch
     from tests.modules.fast.cases import padded, randomize
     from tests.modules.fast.nse_test import CASES, batch, run
 
-    calls = {"steps": 0}
-    original = kernel.write_and_read
-    def counted(*args):
-        calls["steps"] += 1
-        return original(*args)
-    kernel.write_and_read = counted
+    calls = {"forward": 0, "backward": 0}
+    for module, name, key in [(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward")]:
+        def counted(*args, _original=getattr(module, name), _key=key):
+            calls[_key] += 1
+            return _original(*args)
+        setattr(module, name, counted)
 
     def compare(encoder, x, mask, extras, launches):
-        before = calls["steps"]
+        before = dict(calls)
         fast, fast_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
-        assert calls["steps"] - before == launches, (calls, launches)  # one launch per memory and step
+        for key in calls:  # one launch per memory and step, each way
+            assert calls[key] - before[key] == launches, (calls, launches)
         reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extras), encoder, x, extras)
         for got, expected in zip(fast, reference):
             torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
@@ -52,12 +54,12 @@ CHECK = textwrap.dedent(
             x, mask, extra_memories = batch(extras, full)
             compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras))
     # blocks of 4 slots or steps: a memory of 9 slots and a history of up to 8 values run over 3 blocks
-    kernel.MAX_BLOCK = 4
+    kernel.MAX_BLOCK = backward_kernel.MAX_BLOCK = 4
     encoder = randomize(NseEncoder(3, 4, num_extra_memories=1).double(), seed=5, scale=0.3)
     x, mask = padded([9, 6], 3, seed=7)
     extra, extra_mask = padded([9, 2], 4, seed=8, garbage=0.0)
     compare(encoder, x, mask, [(extra, extra_mask)], 2 * 9)
-    print("kernel checked", calls)
+    print("kernels checked", calls)
     """
 )
 
@@ -68,4 +70,4 @@ def test_the_triton_memory_access_equals_the_literal_reference_under_the_interpr
     result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
-    assert "kernel checked" in result.stdout
+    assert "kernels checked" in result.stdout
