@@ -99,8 +99,16 @@ def lstm_cell_backward(
         g_i = g_c' ⊙ ĉ ⊙ i(1 - i),  g_f = g_c' ⊙ c_prev ⊙ f(1 - f),  g_ĉ = g_c' ⊙ i ⊙ (1 - ĉ²),
         g_o = g_h ⊙ tanh(c) ⊙ o(1 - o)
 
-    and returns (g_c', the gradient of c itself, which an addend of c receives; g_c' ⊙ f, that of c_prev).
+    and returns (g_c', the gradient of c itself, which an addend of c receives; g_c' ⊙ f, that of c_prev). On CUDA
+    the same in one Triton launch (`memplugins.modules.fast.lstm_cell_kernel`).
     """
+    arguments = (grad_hidden, grad_memory, input_gate, forget_gate, candidate, output_gate, previous_memory,
+                 memory_tanh, *grad_gates)
+    if triton_kernel_applies(grad_hidden, "memplugins.modules.fast.lstm_cell_kernel"):
+        from memplugins.modules.fast import lstm_cell_kernel
+
+        if lstm_cell_kernel.takes(*arguments):
+            return lstm_cell_kernel.lstm_cell_backward_kernel(*arguments[:8], grad_gates)
     grad_memory = grad_memory + grad_hidden * output_gate * (1 - memory_tanh * memory_tanh)
     grad_i, grad_f, grad_candidate, grad_o = grad_gates
     torch.mul(grad_memory * candidate, input_gate * (1 - input_gate), out=grad_i)

@@ -1,10 +1,11 @@
 """
-The Triton memory access of the NSE fast path (`memplugins.modules.fast.nse_read_kernel` and, for its backward,
-`nse_read_backward_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors, so
-the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories and
-every gradient, in float64, padded (and unpadded), with extra memories written and read-only, and, with the
-kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in a fresh
-interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+The Triton kernels of the NSE fast path, checked without a GPU: the memory access (`memplugins.modules.fast.
+nse_read_kernel`), its backward (`nse_read_backward_kernel`) and the write LSTM's backward (`lstm_cell_kernel`).
+Under `TRITON_INTERPRET=1` the kernels run on CPU tensors, so the NSE encoder with them is compared with the
+literal reference of eq. 1-15, outputs, keys, final memories and every gradient, in float64, padded (and
+unpadded), with extra memories written and read-only, and, with the kernels' blocks cut to 4 slots or steps, over
+a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in
+a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import os
 import subprocess
@@ -27,8 +28,11 @@ CHECK = textwrap.dedent(
     from tests.modules.fast.cases import padded, randomize
     from tests.modules.fast.nse_test import CASES, batch, run
 
-    calls = {"forward": 0, "backward": 0}
-    for module, name, key in [(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward")]:
+    import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
+
+    calls = {"forward": 0, "backward": 0, "cell": 0}
+    for module, name, key in [(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward"),
+                              (cell_kernel, "lstm_cell_backward_kernel", "cell")]:
         def counted(*args, _original=getattr(module, name), _key=key):
             calls[_key] += 1
             return _original(*args)
@@ -37,8 +41,9 @@ CHECK = textwrap.dedent(
     def compare(encoder, x, mask, extras, launches):
         before = dict(calls)
         fast, fast_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
-        for key in calls:  # one launch per memory and step, each way
+        for key in ("forward", "backward"):  # one launch per memory and step, each way
             assert calls[key] - before[key] == launches, (calls, launches)
+        assert calls["cell"] - before["cell"] == x.size(1), calls  # the write LSTM's backward: one per step
         reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extras), encoder, x, extras)
         for got, expected in zip(fast, reference):
             torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)

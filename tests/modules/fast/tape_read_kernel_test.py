@@ -1,9 +1,10 @@
 """
-The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`), checked without a GPU: under
-`TRITON_INTERPRET=1` its kernels run on CPU tensors, so the LSTMN layer with the kernels (forward and backward)
-is compared with the literal reference of eq. 4-9, outputs, attention and every gradient, in float64, padded, with
-deep fusion's addend, and over a tape longer than one block of the kernels' loops. Triton reads the variable when
-a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`) and the LSTM cell's backward
+(`lstm_cell_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors, so the
+LSTMN layer with the kernels (forward and backward) is compared with the literal reference of eq. 4-9, outputs,
+attention and every gradient, in float64, padded, with deep fusion's addend, and over a tape longer than one block
+of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
+interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import os
 import subprocess
@@ -25,13 +26,15 @@ CHECK = textwrap.dedent(
     from tests.modules.fast.cases import padded, randomize
     from tests.modules.fast.lstmn_test import outputs_and_gradients
 
-    calls = {"forward": 0, "backward": 0}
-    for name in ("forward", "backward"):
-        original = getattr(kernel, f"tape_read_{name}")
-        def counted(*args, _original=original, _name=name):
-            calls[_name] += 1
+    import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
+
+    calls = {"forward": 0, "backward": 0, "cell": 0}
+    for module, name, key in [(kernel, "tape_read_forward", "forward"), (kernel, "tape_read_backward", "backward"),
+                              (cell_kernel, "lstm_cell_backward_kernel", "cell")]:
+        def counted(*args, _original=getattr(module, name), _key=key):
+            calls[_key] += 1
             return _original(*args)
-        setattr(kernel, f"tape_read_{name}", counted)
+        setattr(module, name, counted)
 
     # (lengths, input size, hidden size, with the addend): the second has two blocks of 64 slots
     for lengths, size, hidden, with_addend in [([6, 3, 1, 5], 5, 4, False), ([6, 3, 1, 5], 5, 4, True),
@@ -44,6 +47,7 @@ CHECK = textwrap.dedent(
         fast, fast_grads = outputs_and_gradients(lambda m, *a: m(*a), layer, x, mask, addend)
         assert calls["forward"] - before["forward"] == max(lengths) - 1, calls  # one launch per step that reads
         assert calls["backward"] - before["backward"] == max(lengths) - 1, calls
+        assert calls["cell"] - before["cell"] == max(lengths), calls  # the cell's backward: one launch per step
         reference, reference_grads = outputs_and_gradients(lstmn_layer_reference_batch, layer, x, mask, addend)
         for got, expected in zip(list(fast) + list(fast_grads), list(reference) + list(reference_grads)):
             assert got.abs().sum() > 0
