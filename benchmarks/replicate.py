@@ -27,6 +27,7 @@ import argparse
 import datetime
 import fcntl
 import json
+import re
 import math
 import os
 import subprocess
@@ -182,8 +183,7 @@ class Replication:
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
             "metric": row.metric, "value": value, "paper": row.paper, "device": state.device,
-            "threads": state.threads, "train_seconds": sum(piece["seconds"] for piece in state.pieces),
-            "pieces": len(state.pieces), "commits": state.commits,
+            "threads": state.threads, **training_time(out, state), "commits": state.commits,
             "date": datetime.date.today().isoformat(),
         }
 
@@ -205,6 +205,23 @@ class Replication:
 
 def epochs_done(serialization: Path) -> int:
     return len(list(serialization.glob("metrics_epoch_*.json")))
+
+
+EPOCH_DURATION = re.compile(r"Epoch duration: (\d+):(\d+):(\d+(?:\.\d*)?)")
+
+
+def training_time(out: Path, state: RunState) -> Dict[str, int]:
+    """A run's training time and pieces. A piece whose process was killed (a session's end) never reaches
+    `state.pieces`, so both come from the logs where they can: the sum of the epochs' durations in AllenNLP's
+    `out.log` (appended to by every `--recover`; wall time, so it includes any pause of the process), and the
+    invocations `train.log` records."""
+    seconds = sum(piece["seconds"] for piece in state.pieces)
+    log = out / "train" / "out.log"
+    if log.exists():
+        epochs = [3600 * int(h) + 60 * int(m) + float(s) for h, m, s in EPOCH_DURATION.findall(log.read_text())]
+        seconds = max(seconds, round(sum(epochs)))
+    invocations = (out / "train.log").read_text().count("\n===== ") if (out / "train.log").exists() else 0
+    return {"train_seconds": seconds, "pieces": max(len(state.pieces), invocations)}
 
 
 def read_results(path: Path) -> List[dict]:

@@ -53,3 +53,20 @@ def test_pieces_give_the_straight_result(tmp_path):
     again = _replicate(tmp_path, "pieces", "--minutes", "0.00001")
     assert again == table
     assert len((tmp_path / "pieces.jsonl").read_text().splitlines()) == 1
+
+
+def test_training_time_counts_pieces_whose_process_was_killed(tmp_path, monkeypatch):
+    # a piece killed with its session never reaches run.json: the logs still hold its epochs and its invocation
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    import replicate
+
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train.log").write_text("\n===== 2026-11-23T22:26 allennlp train\nlog\n===== 2026-11-24T00:45 allennlp "
+                                        "train --recover\n===== 2026-11-24T04:01 allennlp train --recover\n")
+    (tmp_path / "train" / "out.log").write_text(
+        "INFO - Epoch duration: 0:01:00.4\nINFO - other\nINFO - Epoch duration: 1:00:00.000001\n")
+    state = replicate.RunState(row="r", seed=1, device="cpu", threads=1,
+                               pieces=[{"seconds": 10, "exit": 0, "epochs_done": 2}])
+    assert replicate.training_time(tmp_path, state) == {"train_seconds": 3660, "pieces": 3}
+    (tmp_path / "train" / "out.log").unlink()
+    assert replicate.training_time(tmp_path, state) == {"train_seconds": 10, "pieces": 3}
