@@ -90,7 +90,7 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
     for t in reversed(range(num_steps)):
         step = _Step(t, steps[t], step_is_full[t], step_masks[:, t])
         grad_value = _value_gradient(t, grad_values, queries, written, records, k)
-        grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints)
+        grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
         grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records)
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records)
         grad_history = queries.new_zeros(batch_size, t) if t > 0 else None
@@ -117,11 +117,21 @@ def _value_gradient(t, grad_values, queries, written, records: _Records, k):
     return grad_value
 
 
-def _write_backward(step: _Step, keys, grad_keys, written, index, adjoints: _Adjoints) -> List[torch.Tensor]:
-    """(6), (14), (15) in reverse: g_z' per memory; the adjoints of a and W move to before the write."""
+def _write_backward(step: _Step, keys, grad_keys, written, index, adjoints: _Adjoints, kernel: bool = False
+                    ) -> List[torch.Tensor]:
+    """(6), (14), (15) in reverse: g_z' per memory; the adjoints of a and W move to before the write (a written
+    memory's in one Triton launch with `kernel`: `memplugins.modules.fast.nse_write_backward_kernel`)."""
     t, grad_z = step.t, []
     for n in range(len(written)):
         z_masked = keys[n][:, t]
+        if kernel and written[n]:
+            from memplugins.modules.fast.nse_write_backward_kernel import write_backward
+
+            grad_z.append(write_backward(t, z_masked, grad_keys[n][:, t] if grad_keys[n] is not None else None,
+                                         step.mask, step.state.decays[index[n]],
+                                         step.state.write_weights[index[n]] if t > 0 else None,
+                                         adjoints.decay[n], adjoints.weights[n]))
+            continue
         g = grad_keys[n][:, t].clone() if grad_keys[n] is not None else torch.zeros_like(z_masked)
         if written[n]:
             g -= adjoints.decay[n] * step.state.decays[index[n]]

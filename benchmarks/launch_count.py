@@ -1,0 +1,111 @@
+"""
+Kernel launches per step of the LSTMN and NSE fast paths, with and without the Triton kernels, counted without a
+GPU: every ATen operation that computes (views, which launch nothing, left out) is counted once, and each Triton
+kernel launch once (under `TRITON_INTERPRET=1`, where the kernels run on the CPU; the operations the interpreter
+itself runs are not counted). On CUDA each counted operation is about one kernel launch, which at these sizes costs
+more than its arithmetic: this is the count the kernels exist to cut. `benchmarks/cuda_profile.py` counts the real
+launches on a GPU.
+
+    .venv/bin/python benchmarks/launch_count.py [--steps 10] [--batch 4] [--dim 8]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VIEWS = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", "transpose", "t", "expand", "permute",
+         "split", "split_with_sizes", "chunk", "unbind", "as_strided", "alias", "detach", "narrow", "reshape",
+         "_reshape_alias", "lift_fresh", "unflatten", "diagonal", "view_as", "expand_as"}
+KERNEL_ENTRY_POINTS = [
+    ("memplugins.modules.fast.tape_read_kernel", "tape_read_forward"),
+    ("memplugins.modules.fast.tape_read_kernel", "tape_read_backward"),
+    ("memplugins.modules.fast.nse_read_kernel", "write_and_read"),
+    ("memplugins.modules.fast.nse_read_backward_kernel", "read_backward"),
+    ("memplugins.modules.fast.nse_write_backward_kernel", "write_backward"),
+    ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_backward_kernel"),
+]
+
+
+def count(steps: int, batch: int, dim: int) -> dict:
+    """In this process (the environment decides whether the kernels run): launches per step, forward and backward."""
+    import importlib
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from memplugins.encoders import LstmnEncoder, NseEncoder
+
+    class Counter(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.count, self.paused = 0, 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if not self.paused and func.overloadpacket.__name__ not in VIEWS:
+                self.count += 1
+            return func(*args, **(kwargs or {}))
+
+    counter = Counter()
+    if os.environ.get("MEMPLUGINS_TRITON") != "0":
+        for module_name, name in KERNEL_ENTRY_POINTS:
+            module = importlib.import_module(module_name)
+
+            def counted(*args, _original=getattr(module, name)):
+                counter.count += 1  # one launch; what the interpreter runs inside it is not a GPU launch
+                counter.paused += 1
+                try:
+                    return _original(*args)
+                finally:
+                    counter.paused -= 1
+
+            setattr(module, name, counted)
+    torch.manual_seed(0)
+    x = torch.randn(batch, steps, dim, requires_grad=True)
+    mask = torch.ones(batch, steps, dtype=torch.bool)
+    counts = {}
+    for name, encoder in [("lstmn", LstmnEncoder(dim, dim)), ("nse", NseEncoder(dim, dim))]:
+        encoder(x, mask)  # warm-up: imports, first-call work
+        with counter:
+            counter.count = 0
+            output = encoder(x, mask)
+            forward = counter.count
+            counter.count = 0
+            output.sum().backward()
+            backward = counter.count
+        counts[name] = {"forward": forward / steps, "backward": backward / steps}
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--dim", type=int, default=8)
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.in_process:
+        print(json.dumps(count(args.steps, args.batch, args.dim)))
+        return
+    results = {}
+    for label, environment in [("torch operations", {"MEMPLUGINS_TRITON": "0"}),
+                               ("with the Triton kernels", {"MEMPLUGINS_TRITON": "1", "TRITON_INTERPRET": "1"})]:
+        finished = subprocess.run(
+            [sys.executable, __file__, "--in-process", "--steps", str(args.steps), "--batch", str(args.batch),
+             "--dim", str(args.dim)], cwd=ROOT, capture_output=True, text=True, check=True,
+            env={**os.environ, **environment, "PYTHONPATH": str(ROOT)})
+        results[label] = json.loads(finished.stdout.strip().splitlines()[-1])
+    print(f"Launches per step (T = {args.steps}, each step of the sequence averaged; ATen operations that compute, "
+          "and Triton launches)\n")
+    print("| encoder | pass | torch operations | with the Triton kernels |\n|---|---|---:|---:|")
+    for name in ("lstmn", "nse"):
+        for direction in ("forward", "backward"):
+            plain = results["torch operations"][name][direction]
+            fused = results["with the Triton kernels"][name][direction]
+            print(f"| {name} | {direction} | {plain:.1f} | {fused:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
