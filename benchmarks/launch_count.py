@@ -26,6 +26,7 @@ KERNEL_ENTRY_POINTS = [
     ("memplugins.modules.fast.nse_read_backward_kernel", "read_backward"),
     ("memplugins.modules.fast.nse_write_backward_kernel", "write_backward"),
     ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_backward_kernel"),
+    ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_forward_kernel"),
 ]
 
 
@@ -53,11 +54,11 @@ def count(steps: int, batch: int, dim: int) -> dict:
         for module_name, name in KERNEL_ENTRY_POINTS:
             module = importlib.import_module(module_name)
 
-            def counted(*args, _original=getattr(module, name)):
+            def counted(*args, _original=getattr(module, name), **kwargs):
                 counter.count += 1  # one launch; what the interpreter runs inside it is not a GPU launch
                 counter.paused += 1
                 try:
-                    return _original(*args)
+                    return _original(*args, **kwargs)
                 finally:
                     counter.paused -= 1
 

@@ -37,8 +37,8 @@ Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path co
 (`memplugins.modules.fast.contract`); the batched products on x outside the Function stay autocast's.
 
 On CUDA (float32 or float64), each step's read of the tape (eq. 4-6) and its backward are one Triton launch each
-instead of about seven and ten (`memplugins.modules.fast.tape_read_kernel`, which says why they are equal);
-`MEMPLUGINS_TRITON=0` turns that off. Under `TRITON_INTERPRET=1` the kernels also run on CPU tensors, through
+instead of about seven and ten (`memplugins.modules.fast.tape_read_kernel`, which says why they are equal), and
+so are the cell's eq. 7-9 forward and backward (`lstm_cell_kernel`); `MEMPLUGINS_TRITON=0` turns them off. Under `TRITON_INTERPRET=1` the kernels also run on CPU tensors, through
 Triton's interpreter: that is how the default tests check them without a GPU (slowly: not for training).
 """
 from typing import List, NamedTuple, Optional, Tuple
@@ -107,27 +107,46 @@ def _recurrence(
             if saved is not None:
                 saved.append(StepRead(activation, weights))
         projected = summaries[:, t, :hidden].mm(summary_weight.t())  # h~ part of (7), and W_h~ h~_t for step t+1
-        gates = gates_from_input[:, t] + projected[:, : 4 * hidden]  # (7)
-        step_activations = activations[:, t]
-        torch.sigmoid(gates[:, : 3 * hidden], out=step_activations[:, : 3 * hidden])
-        torch.tanh(gates[:, 3 * hidden :], out=step_activations[:, 3 * hidden :])
-        input_gate, forget_gate, output_gate, candidate = step_activations.chunk(4, dim=-1)
-        memory = torch.addcmul(forget_gate * summaries[:, t, hidden:], input_gate, candidate)  # (8)
-        if addend is not None:
-            memory = memory + addend[:, t]
-        torch.tanh(memory, out=memory_tanh[:, t])
-        output = output_gate * memory_tanh[:, t]  # (9)
-        if step_is_full[t]:
+        step_mask = None if step_is_full[t] else step_masks[:, t]
+        output = _cell(t, projected, gates_from_input, summaries, addend, step_mask, activations, memory_tanh, tape,
+                       kernel)
+        if step_mask is None:
             summary_query = projected[:, 4 * hidden :]
-        else:  # padding: zero outputs, and h~ (so the next query) unchanged
-            output = output * step_masks[:, t]
-            memory = memory * step_masks[:, t]
+        else:  # padding: zero outputs (in `_cell`), and h~ (so the next query) unchanged
             summary_query = torch.where(mask[:, t, None], projected[:, 4 * hidden :], summary_query)
-            attention[:, t] *= step_masks[:, t]
-        tape[:, t, :hidden] = output
-        tape[:, t, hidden:] = memory
+            attention[:, t] *= step_mask
         keys[:, t] = output.mm(key_weight.t()).mul_(2)
     return tape, attention, keys, summaries, activations, memory_tanh
+
+
+def _cell(t, projected, gates_from_input, summaries, addend, step_mask, activations, memory_tanh, tape, kernel):
+    """(7)-(9) for step t, padding (step_mask, or None when no sequence is padded at t) zeroing h_t and c_t: writes
+    the activations, tanh(c_t) and the tape's slot t, returns h_t (a view of the tape). With `kernel`, in one
+    Triton launch (`memplugins.modules.fast.lstm_cell_kernel`)."""
+    hidden = memory_tanh.size(-1)
+    if kernel and gates_from_input.stride(-1) == 1 and (addend is None or addend.stride(-1) == 1):
+        from memplugins.modules.fast.lstm_cell_kernel import lstm_cell_forward_kernel
+
+        lstm_cell_forward_kernel(gates_from_input[:, t], projected, summaries[:, t, hidden:],
+                                 addend[:, t] if addend is not None else None, step_mask, activations[:, t],
+                                 memory_tanh[:, t], tape[:, t, :hidden], tape[:, t, hidden:], candidate_block=3)
+        return tape[:, t, :hidden]
+    gates = gates_from_input[:, t] + projected[:, : 4 * hidden]  # (7)
+    step_activations = activations[:, t]
+    torch.sigmoid(gates[:, : 3 * hidden], out=step_activations[:, : 3 * hidden])
+    torch.tanh(gates[:, 3 * hidden :], out=step_activations[:, 3 * hidden :])
+    input_gate, forget_gate, output_gate, candidate = step_activations.chunk(4, dim=-1)
+    memory = torch.addcmul(forget_gate * summaries[:, t, hidden:], input_gate, candidate)  # (8)
+    if addend is not None:
+        memory = memory + addend[:, t]
+    torch.tanh(memory, out=memory_tanh[:, t])
+    output = output_gate * memory_tanh[:, t]  # (9)
+    if step_mask is not None:
+        output = output * step_mask
+        memory = memory * step_mask
+    tape[:, t, :hidden] = output
+    tape[:, t, hidden:] = memory
+    return output
 
 
 class _LstmnRecurrence(torch.autograd.Function):

@@ -83,8 +83,10 @@ def _read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: 
     return StepState(history_scores, decays, write_weights, coefficients)
 
 
-def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, compose: str, hidden, memory):
-    """(4) and (5): c_t into `buffers.composed`, the write LSTM's step; returns its new (h, c)."""
+def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, compose: str, hidden, memory,
+                      kernel: bool = False):
+    """(4) and (5): c_t into `buffers.composed`, the write LSTM's step (its pointwise part in one Triton launch with
+    `kernel`: `memplugins.modules.fast.lstm_cell_kernel`); returns its new (h, c)."""
     k = hidden.size(-1)
     pre = torch.addmm(composed[:, t], buffers.retrieved[:, t], cell.compose_weight.t())  # (4)
     buffers.compose_input[:, t] = pre
@@ -92,11 +94,18 @@ def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, com
     buffers.composed[:, t] = c_t
     gates = torch.addmm(cell.bias, c_t, cell.weight_ih.t()).addmm_(hidden, cell.weight_hh.t())  # (5): LSTMCell
     step_gates = buffers.gates[:, t]
+    buffers.previous_hidden[:, t] = hidden
+    buffers.previous_memory[:, t] = memory
+    if kernel:
+        from memplugins.modules.fast.lstm_cell_kernel import lstm_cell_forward_kernel
+
+        new_hidden, new_memory = torch.empty_like(memory), torch.empty_like(memory)
+        lstm_cell_forward_kernel(gates, None, memory, None, None, step_gates, buffers.memory_tanh[:, t], new_hidden,
+                                 new_memory, candidate_block=2)
+        return new_hidden, new_memory
     torch.sigmoid(gates, out=step_gates)
     torch.tanh(gates[:, 2 * k : 3 * k], out=step_gates[:, 2 * k : 3 * k])
     input_gate, forget_gate, cell_gate, output_gate = step_gates.chunk(4, dim=-1)
-    buffers.previous_hidden[:, t] = hidden
-    buffers.previous_memory[:, t] = memory
     new_memory = torch.addcmul(forget_gate * memory, input_gate, cell_gate)
     torch.tanh(new_memory, out=buffers.memory_tanh[:, t])
     return output_gate * buffers.memory_tanh[:, t], new_memory
@@ -156,7 +165,7 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
             state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks)
         else:
             state = _read(t, queries[:, t], buffers, memories, written)
-        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory)
+        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel)
         value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
         step_keys = [keys[:, t] for keys in buffers.raw_keys]
         if step_is_full[t]:

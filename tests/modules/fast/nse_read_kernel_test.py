@@ -1,7 +1,7 @@
 """
 The Triton kernels of the NSE fast path, checked without a GPU: the memory access (`memplugins.modules.fast.
 nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`)
-and the write LSTM's backward (`lstm_cell_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
+and the write LSTM's forward and backward (`lstm_cell_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
 and every gradient, in float64, padded (and unpadded), with extra memories written and read-only, and, with the
 kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in
@@ -31,13 +31,14 @@ CHECK = textwrap.dedent(
     import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
     import memplugins.modules.fast.nse_write_backward_kernel as write_kernel
 
-    calls = {"forward": 0, "backward": 0, "cell": 0, "write": 0}
+    calls = {"forward": 0, "backward": 0, "cell": 0, "cell forward": 0, "write": 0}
     for module, name, key in [(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward"),
                               (cell_kernel, "lstm_cell_backward_kernel", "cell"),
+                              (cell_kernel, "lstm_cell_forward_kernel", "cell forward"),
                               (write_kernel, "write_backward", "write")]:
-        def counted(*args, _original=getattr(module, name), _key=key):
+        def counted(*args, _original=getattr(module, name), _key=key, **kwargs):
             calls[_key] += 1
-            return _original(*args)
+            return _original(*args, **kwargs)
         setattr(module, name, counted)
 
     def compare(encoder, x, mask, extras, launches, written_launches):
@@ -46,6 +47,7 @@ CHECK = textwrap.dedent(
         for key in ("forward", "backward"):  # one launch per memory and step, each way
             assert calls[key] - before[key] == launches, (calls, launches)
         assert calls["cell"] - before["cell"] == x.size(1), calls  # the write LSTM's backward: one per step
+        assert calls["cell forward"] - before["cell forward"] == x.size(1), calls  # and its forward
         assert calls["write"] - before["write"] == written_launches, calls  # a written memory's write, per step
         reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extras), encoder, x, extras)
         for got, expected in zip(fast, reference):

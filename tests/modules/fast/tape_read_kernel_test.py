@@ -1,9 +1,9 @@
 """
-The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`) and the LSTM cell's backward
-(`lstm_cell_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors, so the
-LSTMN layer with the kernels (forward and backward) is compared with the literal reference of eq. 4-9, outputs,
-attention and every gradient, in float64, padded, with deep fusion's addend, and over a tape longer than one block
-of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
+The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`) and the LSTM cell's forward and
+backward (`lstm_cell_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
+so the LSTMN layer with the kernels (forward and backward) is compared with the literal reference of eq. 4-9,
+outputs, attention and every gradient, in float64, padded, with deep fusion's addend, and over a tape longer than
+one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
 interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import os
@@ -28,12 +28,13 @@ CHECK = textwrap.dedent(
 
     import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
 
-    calls = {"forward": 0, "backward": 0, "cell": 0}
+    calls = {"forward": 0, "backward": 0, "cell": 0, "cell forward": 0}
     for module, name, key in [(kernel, "tape_read_forward", "forward"), (kernel, "tape_read_backward", "backward"),
-                              (cell_kernel, "lstm_cell_backward_kernel", "cell")]:
-        def counted(*args, _original=getattr(module, name), _key=key):
+                              (cell_kernel, "lstm_cell_backward_kernel", "cell"),
+                              (cell_kernel, "lstm_cell_forward_kernel", "cell forward")]:
+        def counted(*args, _original=getattr(module, name), _key=key, **kwargs):
             calls[_key] += 1
-            return _original(*args)
+            return _original(*args, **kwargs)
         setattr(module, name, counted)
 
     # (lengths, input size, hidden size, with the addend): the second has two blocks of 64 slots
@@ -48,6 +49,7 @@ CHECK = textwrap.dedent(
         assert calls["forward"] - before["forward"] == max(lengths) - 1, calls  # one launch per step that reads
         assert calls["backward"] - before["backward"] == max(lengths) - 1, calls
         assert calls["cell"] - before["cell"] == max(lengths), calls  # the cell's backward: one launch per step
+        assert calls["cell forward"] - before["cell forward"] == max(lengths), calls  # and its forward
         reference, reference_grads = outputs_and_gradients(lstmn_layer_reference_batch, layer, x, mask, addend)
         for got, expected in zip(list(fast) + list(fast_grads), list(reference) + list(reference_grads)):
             assert got.abs().sum() > 0
