@@ -24,10 +24,10 @@ import torch
 from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader
 from allennlp.models import Model
-from allennlp.models.archival import load_archive
 
 import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
+from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
 from memplugins.modules.lstmn import LstmnLayer
 
 MODES = ("model", "most recent slot", "uniform")

@@ -42,7 +42,9 @@ local tokens_per_sentence = 22.1;
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     optimizer: { type: 'sgd', lr: 0.65 * tokens_per_sentence },
-    learning_rate_scheduler: { type: 'reduce_on_plateau', mode: 'min', factor: 0.85, patience: 0, threshold: 0.01 },
+    // mode 'max': AllenNLP steps the scheduler with the validation metric's combined score, -perplexity here,
+    // which rises as perplexity falls ('min' would decay at every epoch that improves: every epoch)
+    learning_rate_scheduler: { type: 'reduce_on_plateau', mode: 'max', factor: 0.85, patience: 0, threshold: 0.01 },
     grad_norm: 5.0 / tokens_per_sentence,
     validation_metric: '-perplexity',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -33,6 +33,15 @@ def test_every_config_has_a_header_naming_its_paper_and_section(name):
     assert "section" in full.lower() or "Table" in full, f"{name}: the header names no section / table"
 
 
+@pytest.mark.parametrize("name", sorted(path.split("/")[-1][: -len(".jsonnet")] for path in CONFIGS))
+def test_a_plateau_schedule_follows_the_validation_score_upwards(name):
+    # AllenNLP steps the scheduler with `combined_score`, which is higher-is-better whatever the metric's sign
+    # ("-perplexity" gives -perplexity): mode "min" decays the learning rate at every epoch that improves
+    scheduler = config(name)["trainer"].get("learning_rate_scheduler") or {}
+    if scheduler.get("type") == "reduce_on_plateau":
+        assert scheduler.get("mode") == "max", name
+
+
 @pytest.mark.parametrize("name, mode, hidden, two_way, shared", [
     ("snli_rte_conditional", "conditional", 100, False, False),
     ("snli_rte_attention", "attention", 100, False, False),
