@@ -67,6 +67,9 @@ tree() {
     "$PYTHON" tree_lstm.py --device cuda --trees "$trees" --no-recursive --input-dim $dim --hidden-dim $dim \
         --batches 40 --repeats 5 --amp float16
   done
+  echo "(d = 300 without the Triton level kernels: MEMPLUGINS_TRITON=0)"
+  MEMPLUGINS_TRITON=0 "$PYTHON" tree_lstm.py --device cuda --trees "$trees" --no-recursive --input-dim 300 \
+      --hidden-dim 300 --batches 40 --repeats 5
   cd "$ROOT"
 }
 

@@ -39,12 +39,15 @@ The weight gradients of the per-level products are formed once, from all levels'
 autograd: 20-odd graph nodes per level forward and twice as many backward, which at d = 50 cost more than the
 arithmetic. Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract
 (`memplugins.modules.fast.contract`). The node layout (`sided_levels`) is `memplugins.modules.tree_layout`'s.
+
+On CUDA (float32 / float64) a level's gather and the pointwise work around its one product are two Triton launches
+(`memplugins.modules.fast.tree_level_kernel`, which says why they are equal); `MEMPLUGINS_TRITON=0` turns that off.
 """
 from typing import Dict, List, Tuple
 
 import torch
 
-from memplugins.modules.fast.contract import first_order_backward, run_fast_path
+from memplugins.modules.fast.contract import first_order_backward, run_fast_path, triton_kernel_applies
 from memplugins.modules.tree_layout import SidedLevels
 
 ACTIVATIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": torch.nn.functional.softsign}
@@ -73,19 +76,28 @@ def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, sav
     store = leaf_records.new_empty(num_rows, 7 * d)
     store.index_copy_(0, leaf_rows, torch.cat([leaf_records, leaf_records.new_zeros(len(leaf_records), d)], 1))
     outputs = leaf_records.new_zeros(num_rows, d)
+    kernel = (triton_kernel_applies(leaf_records, "memplugins.modules.fast.tree_level_kernel")
+              and store.is_contiguous() and outputs.is_contiguous())
     for parents, children, num_left, num_right in levels:
         n = parents.numel()
-        pair = store.index_select(0, children).view(2, n, 7 * d)  # left children's records, then right
-        summed = pair[0] + pair[1]
-        gates = torch.sigmoid(summed[:, : 4 * d])  # [i_1, i_2, f_1, f_2]
-        per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k], (n, d) each
-        pre_candidate = (pair[:, :, 4 * d : 5 * d] * per_child[0]).sum(0).add_(candidate_bias)  # u
-        candidate = g(pre_candidate)
-        memory = (pair[:, :, 6 * d :] * per_child[1]).sum(0).add_(candidate)  # c_p
-        output_gate = torch.sigmoid(torch.addmm(summed[:, 5 * d : 6 * d], memory, output_peephole))
-        memory_activation = g(memory)
-        output = output_gate * memory_activation
-        outputs.index_copy_(0, parents, output)
+        if kernel:  # the same in two Triton launches around the product (`tree_level_kernel`)
+            from memplugins.modules.fast.tree_level_kernel import gather_and_gates, level_output
+
+            gates, candidate, memory, output_pre = gather_and_gates(store, children, candidate_bias, d, activation)
+            output_gate, memory_activation, output = level_output(
+                torch.addmm(output_pre, memory, output_peephole), memory, parents, outputs, activation)
+        else:
+            pair = store.index_select(0, children).view(2, n, 7 * d)  # left children's records, then right
+            summed = pair[0] + pair[1]
+            gates = torch.sigmoid(summed[:, : 4 * d])  # [i_1, i_2, f_1, f_2]
+            per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k], (n, d) each
+            pre_candidate = (pair[:, :, 4 * d : 5 * d] * per_child[0]).sum(0).add_(candidate_bias)  # u
+            candidate = g(pre_candidate)
+            memory = (pair[:, :, 6 * d :] * per_child[1]).sum(0).add_(candidate)  # c_p
+            output_gate = torch.sigmoid(torch.addmm(summed[:, 5 * d : 6 * d], memory, output_peephole))
+            memory_activation = g(memory)
+            output = output_gate * memory_activation
+            outputs.index_copy_(0, parents, output)
         with_parent = num_left + num_right
         if with_parent:
             records = output.new_empty(with_parent, 7 * d)

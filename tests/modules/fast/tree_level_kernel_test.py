@@ -1,0 +1,66 @@
+"""
+The Triton kernels of the tree LSTM's levels (`memplugins.modules.fast.tree_level_kernel`), checked without a GPU:
+under `TRITON_INTERPRET=1` they run on CPU tensors, so the encoder with them is compared with the literal recursive
+reference of Le and Zuidema's equations, every node's output and every gradient, in float64, for each activation
+g, with one- and two-layer leaf LSTMs below, and the launches are counted (two per level). Triton reads the
+variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+ROOT = Path(__file__).resolve().parents[3]
+
+CHECK = textwrap.dedent(
+    """
+    import torch
+    import memplugins.modules.fast.tree_level_kernel as kernel
+    from memplugins.encoders.tree_lstm import TreeLstmEncoder
+    from memplugins.fields import batch_trees
+    from memplugins.modules.reference.tree_lstm import tree_lstm_reference_batch
+    from memplugins.modules.tree_layout import nodes_per_tree, sided_levels
+    from tests.modules.fast.cases import randomize, sst_trees
+
+    calls = {"gather_and_gates": 0, "level_output": 0}
+    for name in calls:
+        def counted(*args, _original=getattr(kernel, name), _name=name, **kwargs):
+            calls[_name] += 1
+            return _original(*args, **kwargs)
+        setattr(kernel, name, counted)
+
+    trees = sst_trees()
+    tree, mask = batch_trees(trees)
+    levels = len(sided_levels(mask, tree, nodes_per_tree("tree_lstm", mask, tree)).levels)
+    for activation in ("tanh", "softsign", "sigmoid"):
+        for input_dim, leaf_layers in ((5, 1), (6, 2)):
+            encoder = randomize(TreeLstmEncoder(input_dim, 5, activation, num_layers=leaf_layers).double(), seed=1)
+            inputs = torch.randn(len(trees), mask.size(1), input_dim, dtype=torch.float64, requires_grad=True)
+            probe = torch.randn(len(trees), 2 * mask.size(1) - 1, 5, dtype=torch.float64)
+            before = dict(calls)
+            fast = encoder.encode(inputs, mask, tree).node_states
+            for name in calls:  # one launch of each per level
+                assert calls[name] - before[name] == levels, (calls, levels)
+            reference = tree_lstm_reference_batch(encoder, inputs, mask, tree)
+            torch.testing.assert_close(fast, reference, atol=1e-12, rtol=1e-10)
+            leaves = [inputs, *encoder.parameters()]
+            for got, expected in zip(torch.autograd.grad((fast * probe).sum(), leaves),
+                                     torch.autograd.grad((reference * probe).sum(), leaves)):
+                assert got.abs().sum() > 0
+                torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
+    print("kernels checked", calls, levels)
+    """
+)
+
+
+def test_the_triton_levels_equal_the_recursive_reference_under_the_interpreter():
+    environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1",
+                   "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "kernels checked" in result.stdout
