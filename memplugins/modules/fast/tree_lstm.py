@@ -129,6 +129,9 @@ class _TreeLstmLevels(torch.autograd.Function):
         d = output_peephole.size(0)
         derivative = ACTIVATION_DERIVATIVES[ctx.activation]
         grad_store = store.new_empty(store.size())  # a row is read only after its parent's level wrote it
+        kernel = triton_kernel_applies(store, "memplugins.modules.fast.tree_level_kernel") and store.is_contiguous()
+        if kernel:
+            from memplugins.modules.fast import tree_level_kernel
         # rows for the weight gradients, formed once at the end: (gradient of the product, its input)
         products: Dict[str, Tuple[List[torch.Tensor], List[torch.Tensor]]] = {
             name: ([], []) for name in ("left", "right", "left_peephole", "right_peephole", "output_peephole")
@@ -153,6 +156,16 @@ class _TreeLstmLevels(torch.autograd.Function):
                                            ("right_peephole", grad_right[:, : 4 * d], memory[num_left:with_parent])):
                     products[name][0].append(grad)
                     products[name][1].append(inputs)
+            if kernel:  # the pointwise work around the product in two Triton launches (`tree_level_kernel`)
+                grad_output_pre = tree_level_kernel.output_backward(grad_output, grad_memory, output_gate,
+                                                                    memory_activation, ctx.activation)
+                grad_memory.addmm_(grad_output_pre, output_peephole)
+                grad_pre_candidate = tree_level_kernel.gates_backward(grad_memory, candidate, gates, store, children,
+                                                                      grad_output_pre, grad_store, ctx.activation)
+                products["output_peephole"][0].append(grad_output_pre)
+                products["output_peephole"][1].append(memory)
+                candidate_grads.append(grad_pre_candidate)
+                continue
             grad_output_pre = grad_output * memory_activation * output_gate * (1 - output_gate)  # g_ô
             grad_memory += grad_output * output_gate * derivative(memory_activation)
             grad_memory.addmm_(grad_output_pre, output_peephole)

@@ -2,8 +2,9 @@
 The Triton kernels of the tree LSTM's levels (`memplugins.modules.fast.tree_level_kernel`), checked without a GPU:
 under `TRITON_INTERPRET=1` they run on CPU tensors, so the encoder with them is compared with the literal recursive
 reference of Le and Zuidema's equations, every node's output and every gradient, in float64, for each activation
-g, with one- and two-layer leaf LSTMs below, and the launches are counted (two per level). Triton reads the
-variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+g, with one- and two-layer leaf LSTMs below, and the launches are counted (two per level each way). Triton reads
+the variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py`
+covers the kernels.
 """
 import os
 import subprocess
@@ -26,7 +27,7 @@ CHECK = textwrap.dedent(
     from memplugins.modules.tree_layout import nodes_per_tree, sided_levels
     from tests.modules.fast.cases import randomize, sst_trees
 
-    calls = {"gather_and_gates": 0, "level_output": 0}
+    calls = {"gather_and_gates": 0, "level_output": 0, "output_backward": 0, "gates_backward": 0}
     for name in calls:
         def counted(*args, _original=getattr(kernel, name), _name=name, **kwargs):
             calls[_name] += 1
@@ -43,13 +44,13 @@ CHECK = textwrap.dedent(
             probe = torch.randn(len(trees), 2 * mask.size(1) - 1, 5, dtype=torch.float64)
             before = dict(calls)
             fast = encoder.encode(inputs, mask, tree).node_states
-            for name in calls:  # one launch of each per level
+            leaves = [inputs, *encoder.parameters()]
+            fast_grads = torch.autograd.grad((fast * probe).sum(), leaves)
+            for name in calls:  # one launch of each per level, forward and backward
                 assert calls[name] - before[name] == levels, (calls, levels)
             reference = tree_lstm_reference_batch(encoder, inputs, mask, tree)
             torch.testing.assert_close(fast, reference, atol=1e-12, rtol=1e-10)
-            leaves = [inputs, *encoder.parameters()]
-            for got, expected in zip(torch.autograd.grad((fast * probe).sum(), leaves),
-                                     torch.autograd.grad((reference * probe).sum(), leaves)):
+            for got, expected in zip(fast_grads, torch.autograd.grad((reference * probe).sum(), leaves)):
                 assert got.abs().sum() > 0
                 torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
     print("kernels checked", calls, levels)
