@@ -107,10 +107,21 @@ def protocol_result(name: str):
         return None
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     rows = [row for row in rows if Path(row["config"]).stem == name and row["system"] == "ours"]
-    if not rows:
-        return None
-    return "; ".join(f"{row['label']}: test {row['metric']} {row['value']:.4f} (paper {row['paper']}; {row['data']}; "
-                     f"{row['device']}, {row['date']})" for row in rows)
+    by_row: dict = {}
+    for row in rows:  # a row's seeds together: the best-dev seed is the result (the papers' best-of-seeds)
+        by_row.setdefault(row["row"], []).append(row)
+    return "; ".join(_protocol_line(seeds) for seeds in by_row.values()) or None
+
+
+def _protocol_line(seeds: list) -> str:
+    lower_is_better = "perplexity" in seeds[0]["dev_metric"]
+    best = (min if lower_is_better else max)(seeds, key=lambda row: row["dev"])
+    shown = f"{best['value']:.1f}" if best["value"] >= 10 else f"{best['value']:.4f}"
+    if len(seeds) > 1:
+        each = " / ".join(f"{row['value']:.1f}" if row["value"] >= 10 else f"{row['value']:.4f}" for row in seeds)
+        shown += f" (best-dev of {len(seeds)} seeds: {each})"
+    return (f"{best['label']}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
+            f"{best['device']}, {best['date']})")
 
 
 def card(path: Path) -> dict:
