@@ -1,6 +1,6 @@
 """
-Kernel launches per step of the LSTMN and NSE fast paths, with and without the Triton kernels, counted without a
-GPU: every ATen operation that computes (views, which launch nothing, left out) is counted once, and each Triton
+Kernel launches per step of the LSTMN and NSE fast paths (and per level of the tree LSTM's), with and without the
+Triton kernels, counted without a GPU: every ATen operation that computes (views, which launch nothing, left out) is counted once, and each Triton
 kernel launch once (under `TRITON_INTERPRET=1`, where the kernels run on the CPU; the operations the interpreter
 itself runs are not counted). On CUDA each counted operation is about one kernel launch, which at these sizes costs
 more than its arithmetic: this is the count the kernels exist to cut. `benchmarks/cuda_profile.py` counts the real
@@ -27,7 +27,12 @@ KERNEL_ENTRY_POINTS = [
     ("memplugins.modules.fast.nse_write_backward_kernel", "write_backward"),
     ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_backward_kernel"),
     ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_forward_kernel"),
+    ("memplugins.modules.fast.tree_level_kernel", "gather_and_gates"),
+    ("memplugins.modules.fast.tree_level_kernel", "level_output"),
+    ("memplugins.modules.fast.tree_level_kernel", "output_backward"),
+    ("memplugins.modules.fast.tree_level_kernel", "gates_backward"),
 ]
+SST_SAMPLE = ROOT / "fixtures" / "sst" / "dev_sample.txt"
 
 
 def count(steps: int, batch: int, dim: int) -> dict:
@@ -77,7 +82,33 @@ def count(steps: int, batch: int, dim: int) -> dict:
             output.sum().backward()
             backward = counter.count
         counts[name] = {"forward": forward / steps, "backward": backward / steps}
+    counts["tree_lstm"] = _tree_counts(counter, dim)
     return counts
+
+
+def _tree_counts(counter, dim: int) -> dict:
+    """The tree LSTM over the shipped SST sample's first 4 trees, per level of the batch."""
+    import torch
+
+    from memplugins.encoders import TreeLstmEncoder
+    from memplugins.fields import batch_trees
+    from memplugins.modules.tree_layout import nodes_per_tree, sided_levels
+    from memplugins.readers import parse_sst_tree
+
+    trees = [parse_sst_tree(line) for line in SST_SAMPLE.read_text().splitlines()[:4]]
+    tree, mask = batch_trees(trees)
+    levels = len(sided_levels(mask, tree, nodes_per_tree("tree_lstm", mask, tree)).levels)
+    encoder = TreeLstmEncoder(dim, dim, "tanh")
+    x = torch.randn(len(trees), mask.size(1), dim, requires_grad=True)
+    encoder.encode(x, mask, tree)
+    with counter:
+        counter.count = 0
+        states = encoder.encode(x, mask, tree).node_states
+        forward = counter.count
+        counter.count = 0
+        states.sum().backward()
+        backward = counter.count
+    return {"forward": forward / levels, "backward": backward / levels}
 
 
 def main() -> None:
@@ -98,10 +129,10 @@ def main() -> None:
              "--dim", str(args.dim)], cwd=ROOT, capture_output=True, text=True, check=True,
             env={**os.environ, **environment, "PYTHONPATH": str(ROOT)})
         results[label] = json.loads(finished.stdout.strip().splitlines()[-1])
-    print(f"Launches per step (T = {args.steps}, each step of the sequence averaged; ATen operations that compute, "
-          "and Triton launches)\n")
+    print(f"Launches per step (T = {args.steps}; the tree LSTM: per level, over 4 SST sample trees), the encoder's "
+          "whole pass averaged; ATen operations that compute, and Triton launches\n")
     print("| encoder | pass | torch operations | with the Triton kernels |\n|---|---|---:|---:|")
-    for name in ("lstmn", "nse"):
+    for name in ("lstmn", "nse", "tree_lstm"):
         for direction in ("forward", "backward"):
             plain = results["torch operations"][name][direction]
             fused = results["with the Triton kernels"][name][direction]
