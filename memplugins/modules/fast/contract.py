@@ -85,6 +85,7 @@ def lstm_cell_backward(
     previous_memory: torch.Tensor,
     memory_tanh: torch.Tensor,
     grad_gates: Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
+    kernel: bool = False,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """
     The LSTM cell's backward, shared by the fast paths (the LSTMN's eq. 7-9, the NSE's write LSTM). Forward, from
@@ -99,12 +100,13 @@ def lstm_cell_backward(
         g_i = g_c' ⊙ ĉ ⊙ i(1 - i),  g_f = g_c' ⊙ c_prev ⊙ f(1 - f),  g_ĉ = g_c' ⊙ i ⊙ (1 - ĉ²),
         g_o = g_h ⊙ tanh(c) ⊙ o(1 - o)
 
-    and returns (g_c', the gradient of c itself, which an addend of c receives; g_c' ⊙ f, that of c_prev). On CUDA
-    the same in one Triton launch (`memplugins.modules.fast.lstm_cell_kernel`).
+    and returns (g_c', the gradient of c itself, which an addend of c receives; g_c' ⊙ f, that of c_prev). With
+    `kernel` (the caller's `triton_kernel_applies`, decided once per pass, not per step), the same in one Triton
+    launch (`memplugins.modules.fast.lstm_cell_kernel`) where the tensors' layout fits it.
     """
     arguments = (grad_hidden, grad_memory, input_gate, forget_gate, candidate, output_gate, previous_memory,
                  memory_tanh, *grad_gates)
-    if triton_kernel_applies(grad_hidden, "memplugins.modules.fast.lstm_cell_kernel"):
+    if kernel:
         from memplugins.modules.fast import lstm_cell_kernel
 
         if lstm_cell_kernel.takes(*arguments):

@@ -38,8 +38,9 @@ Mixed precision, `no_grad`, retained graphs and `create_graph`: the fast-path co
 
 On CUDA (float32 or float64), each step's read of the tape (eq. 4-6) and its backward are one Triton launch each
 instead of about seven and ten (`memplugins.modules.fast.tape_read_kernel`, which says why they are equal), and
-so are the cell's eq. 7-9 forward and backward (`lstm_cell_kernel`); `MEMPLUGINS_TRITON=0` turns them off. Under `TRITON_INTERPRET=1` the kernels also run on CPU tensors, through
-Triton's interpreter: that is how the default tests check them without a GPU (slowly: not for training).
+so are the cell's eq. 7-9 forward and backward (`lstm_cell_kernel`); `MEMPLUGINS_TRITON=0` turns them off. Under
+`TRITON_INTERPRET=1` the kernels also run on CPU tensors, through Triton's interpreter: that is how the default
+tests check them without a GPU (slowly: not for training).
 """
 from typing import List, NamedTuple, Optional, Tuple
 
@@ -200,7 +201,7 @@ class _LstmnRecurrence(torch.autograd.Function):
             # (9), (8), (7): pre-activation gradients written in place into grad_projected
             grad_memory, grad_summary_memory = lstm_cell_backward(
                 grad_output, grad_memory, input_gate, forget_gate, candidate, output_gate, summaries[:, t, hidden:],
-                memory_tanh[:, t], (grad_i, grad_f, grad_candidate, grad_o),
+                memory_tanh[:, t], (grad_i, grad_f, grad_candidate, grad_o), kernel=ctx.kernel,
             )
             if grad_addend is not None:
                 grad_addend[:, t] = grad_memory

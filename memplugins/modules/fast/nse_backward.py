@@ -91,7 +91,7 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
         step = _Step(t, steps[t], step_is_full[t], step_masks[:, t])
         grad_value = _value_gradient(t, grad_values, queries, written, records, k)
         grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
-        grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records)
+        grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records, kernel)
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records)
         grad_history = queries.new_zeros(batch_size, t) if t > 0 else None
         for n in range(count):
@@ -145,7 +145,7 @@ def _write_backward(step: _Step, keys, grad_keys, written, index, adjoints: _Adj
 
 
 def _cell_backward(step: _Step, grad_value, dropout, buffers: Buffers, cell: CellWeights, adjoints: _Adjoints,
-                   records: _Records) -> torch.Tensor:
+                   records: _Records, kernel: bool = False) -> torch.Tensor:
     """(5), (13) in reverse: the write LSTM's gate gradients into `records.gates`; returns g_c_t."""
     t = step.t
     input_gate, forget_gate, cell_gate, output_gate = buffers.gates[:, t].chunk(4, dim=-1)
@@ -158,7 +158,7 @@ def _cell_backward(step: _Step, grad_value, dropout, buffers: Buffers, cell: Cel
     grad_gates = records.gates[:, t]
     _, adjoints.memory = lstm_cell_backward(grad_hidden, grad_memory, input_gate, forget_gate, cell_gate, output_gate,
                                             buffers.previous_memory[:, t], buffers.memory_tanh[:, t],
-                                            grad_gates.chunk(4, dim=-1))
+                                            grad_gates.chunk(4, dim=-1), kernel=kernel)
     adjoints.hidden = grad_gates.mm(cell.weight_hh)
     if kept is not None:
         adjoints.hidden, adjoints.memory = adjoints.hidden + kept[0], adjoints.memory + kept[1]
