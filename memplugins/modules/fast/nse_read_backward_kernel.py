@@ -22,6 +22,8 @@ results by rounding. Passes that read what an earlier pass stored are separated 
 import triton
 import triton.language as tl
 
+from memplugins.modules.fast.nse_read_kernel import slot_weighted_columns
+
 MAX_BLOCK = 64  # slots and history steps per block of the loops (fewer when k is wide); the tests lower it
 
 
@@ -114,18 +116,11 @@ def _score_gradients(keys, decay, initial_scores, history, scratch_g, grad_score
 
 @triton.jit
 def _history_gradients(scratch_g, weights, grad_history, t, num_slots, BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr):
-    """Pass 4 for one row: ∂q += g_sᵀ W."""
-    dtype = scratch_g.dtype.element_ty
+    """Pass 4 for one row: ∂q += g_sᵀ W (W_{t-1} as saved: rows t apart)."""
     for s0 in range(0, t, BLOCK_S):
         ss = s0 + tl.arange(0, BLOCK_S)
         in_s = ss < t
-        total = tl.zeros((BLOCK_S,), dtype)
-        for l0 in range(0, num_slots, BLOCK_L):
-            js = l0 + tl.arange(0, BLOCK_L)
-            in_l = js < num_slots
-            g_s = tl.load(scratch_g + js, mask=in_l, other=0.0)
-            w = tl.load(weights + js[:, None] * t + ss[None, :], mask=in_l[:, None] & in_s[None, :], other=0.0)
-            total += tl.sum(g_s[:, None] * w, axis=0)
+        total = slot_weighted_columns(scratch_g, weights, t, ss, in_s, num_slots, BLOCK_L, BLOCK_S)
         tl.store(grad_history + ss, tl.load(grad_history + ss, mask=in_s, other=0.0) + total, mask=in_s)
 
 

@@ -120,22 +120,29 @@ def _softmax_and_read(keys, slot_mask, decay, initial, top, num_slots, k, stride
 
 
 @triton.jit
+def slot_weighted_columns(vector, weights, stride_wl, ss, in_s, num_slots, BLOCK_L: tl.constexpr,
+                          BLOCK_S: tl.constexpr):
+    """Σ_j v_j W[j, i] for one block of history columns i = ss (pointers at the row; W's rows `stride_wl` apart):
+    zᵀ W here, g_sᵀ W in the backward."""
+    total = tl.zeros((BLOCK_S,), vector.dtype.element_ty)
+    for l0 in range(0, num_slots, BLOCK_L):
+        js = l0 + tl.arange(0, BLOCK_L)
+        in_l = js < num_slots
+        v = tl.load(vector + js, mask=in_l, other=0.0)
+        w = tl.load(weights + js[:, None] * stride_wl + ss[None, :], mask=in_l[:, None] & in_s[None, :], other=0.0)
+        total += tl.sum(v[:, None] * w, axis=0)
+    return total
+
+
+@triton.jit
 def _history_read(keys, weights, values, coefficients, read, t, num_slots, k, stride_wl, stride_ht,
                   BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
     """Pass 4 for one row: the coefficients zᵀ W into `coefficients`; returns the read plus its H part."""
-    dtype = keys.dtype.element_ty
     ks = tl.arange(0, BLOCK_K)
     for s0 in range(0, t, BLOCK_S):
         ss = s0 + tl.arange(0, BLOCK_S)
         in_s = ss < t
-        coefficient = tl.zeros((BLOCK_S,), dtype)
-        for l0 in range(0, num_slots, BLOCK_L):
-            js = l0 + tl.arange(0, BLOCK_L)
-            in_l = js < num_slots
-            z = tl.load(keys + js, mask=in_l, other=0.0)
-            w = tl.load(weights + js[:, None] * stride_wl + ss[None, :], mask=in_l[:, None] & in_s[None, :],
-                        other=0.0)
-            coefficient += tl.sum(z[:, None] * w, axis=0)
+        coefficient = slot_weighted_columns(keys, weights, stride_wl, ss, in_s, num_slots, BLOCK_L, BLOCK_S)
         tl.store(coefficients + ss, coefficient, mask=in_s)
         h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=in_s[:, None] & (ks < k)[None, :],
                     other=0.0)
