@@ -7,16 +7,13 @@ and every gradient, in float64, padded (and unpadded), with extra memories writt
 kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in
 a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from tests.modules.fast.interpreter import run_under_interpreter
+
 pytest.importorskip("triton")
-ROOT = Path(__file__).resolve().parents[3]
 
 CHECK = textwrap.dedent(
     """
@@ -28,18 +25,15 @@ CHECK = textwrap.dedent(
     from tests.modules.fast.cases import padded, randomize
     from tests.modules.fast.nse_test import CASES, batch, run
 
+    from tests.modules.fast.interpreter import count_launches
+
     import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
     import memplugins.modules.fast.nse_write_backward_kernel as write_kernel
 
-    calls = {"forward": 0, "backward": 0, "cell": 0, "cell forward": 0, "write": 0}
-    for module, name, key in [(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward"),
-                              (cell_kernel, "lstm_cell_backward_kernel", "cell"),
-                              (cell_kernel, "lstm_cell_forward_kernel", "cell forward"),
-                              (write_kernel, "write_backward", "write")]:
-        def counted(*args, _original=getattr(module, name), _key=key, **kwargs):
-            calls[_key] += 1
-            return _original(*args, **kwargs)
-        setattr(module, name, counted)
+    calls = count_launches([(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward"),
+                            (cell_kernel, "lstm_cell_backward_kernel", "cell"),
+                            (cell_kernel, "lstm_cell_forward_kernel", "cell forward"),
+                            (write_kernel, "write_backward", "write")])
 
     def compare(encoder, x, mask, extras, launches, written_launches):
         before = dict(calls)
@@ -76,9 +70,4 @@ CHECK = textwrap.dedent(
 
 
 def test_the_triton_memory_access_equals_the_literal_reference_under_the_interpreter():
-    environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1",
-                   "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
-                            text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "kernels checked" in result.stdout
+    run_under_interpreter(CHECK, timeout=900)

@@ -6,16 +6,13 @@ outputs, attention and every gradient, in float64, padded, with deep fusion's ad
 one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
 interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from tests.modules.fast.interpreter import run_under_interpreter
+
 pytest.importorskip("triton")
-ROOT = Path(__file__).resolve().parents[3]
 
 CHECK = textwrap.dedent(
     """
@@ -26,16 +23,13 @@ CHECK = textwrap.dedent(
     from tests.modules.fast.cases import padded, randomize
     from tests.modules.fast.lstmn_test import outputs_and_gradients
 
+    from tests.modules.fast.interpreter import count_launches
+
     import memplugins.modules.fast.lstm_cell_kernel as cell_kernel
 
-    calls = {"forward": 0, "backward": 0, "cell": 0, "cell forward": 0}
-    for module, name, key in [(kernel, "tape_read_forward", "forward"), (kernel, "tape_read_backward", "backward"),
-                              (cell_kernel, "lstm_cell_backward_kernel", "cell"),
-                              (cell_kernel, "lstm_cell_forward_kernel", "cell forward")]:
-        def counted(*args, _original=getattr(module, name), _key=key, **kwargs):
-            calls[_key] += 1
-            return _original(*args, **kwargs)
-        setattr(module, name, counted)
+    calls = count_launches([(kernel, "tape_read_forward", "forward"), (kernel, "tape_read_backward", "backward"),
+                            (cell_kernel, "lstm_cell_backward_kernel", "cell"),
+                            (cell_kernel, "lstm_cell_forward_kernel", "cell forward")])
 
     # (lengths, input size, hidden size, with the addend): the second has two blocks of 64 slots
     for lengths, size, hidden, with_addend in [([6, 3, 1, 5], 5, 4, False), ([6, 3, 1, 5], 5, 4, True),
@@ -63,9 +57,4 @@ CHECK = textwrap.dedent(
 
 
 def test_the_triton_read_equals_the_literal_reference_under_the_interpreter():
-    environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1",
-                   "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
-                            text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "kernels checked" in result.stdout
+    run_under_interpreter(CHECK, timeout=600)

@@ -6,16 +6,13 @@ g, with one- and two-layer leaf LSTMs below, and the launches are counted (two p
 the variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py`
 covers the kernels.
 """
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from tests.modules.fast.interpreter import run_under_interpreter
+
 pytest.importorskip("triton")
-ROOT = Path(__file__).resolve().parents[3]
 
 CHECK = textwrap.dedent(
     """
@@ -26,13 +23,10 @@ CHECK = textwrap.dedent(
     from memplugins.modules.reference.tree_lstm import tree_lstm_reference_batch
     from memplugins.modules.tree_layout import nodes_per_tree, sided_levels
     from tests.modules.fast.cases import randomize, sst_trees
+    from tests.modules.fast.interpreter import count_launches
 
-    calls = {"gather_and_gates": 0, "level_output": 0, "output_backward": 0, "gates_backward": 0}
-    for name in calls:
-        def counted(*args, _original=getattr(kernel, name), _name=name, **kwargs):
-            calls[_name] += 1
-            return _original(*args, **kwargs)
-        setattr(kernel, name, counted)
+    calls = count_launches([(kernel, name, name) for name in
+                            ("gather_and_gates", "level_output", "output_backward", "gates_backward")])
 
     trees = sst_trees()
     tree, mask = batch_trees(trees)
@@ -59,9 +53,4 @@ CHECK = textwrap.dedent(
 
 
 def test_the_triton_levels_equal_the_recursive_reference_under_the_interpreter():
-    environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1",
-                   "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env=environment, capture_output=True,
-                            text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "kernels checked" in result.stdout
+    run_under_interpreter(CHECK, timeout=600)
