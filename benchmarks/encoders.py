@@ -8,11 +8,14 @@ run (repetitions interleaved, medians reported) so that the ratio is meaningful 
 Prints a table per condition: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the
 peak memory of one step, the kernels one forward+backward launches and the fraction of its wall time the GPU was
 busy (benchmarks/cuda_profile.py). `--amp` runs every step under autocast (float16 on CUDA unless `--amp-dtype`
-says bfloat16), as `"use_amp": true` does.
+says bfloat16), as `"use_amp": true` does. On CUDA the rows "lstmn (graphs)" and "nse (graphs)" run the same
+encoders with `MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast.step_graphs`: the step loops as CUDA graphs);
+their capture happens in the warm-up.
 `--conditions busy` runs the measurements while a second single-thread process (torch.nn.LSTM forward + backward
 in a loop, `benchmarks/load.py`) competes for the machine; the ratios are always measured within one condition.
 """
 import argparse
+import os
 import statistics
 import time
 
@@ -28,7 +31,11 @@ except ImportError:  # run as a module from the repository root
     from benchmarks.load import conditions
 
 
+GRAPHS = " (graphs)"
+
+
 def build(name: str, dim: int) -> torch.nn.Module:
+    name = name.replace(GRAPHS, "")
     if name == "torch.nn.LSTM":
         return torch.nn.LSTM(dim, dim, batch_first=True)
     if name == "lstmn":
@@ -47,6 +54,7 @@ def build(name: str, dim: int) -> torch.nn.Module:
 def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, amp: bool = False,
          amp_dtype: str = "float16") -> None:
     module.zero_grad(set_to_none=True)
+    os.environ["MEMPLUGINS_CUDA_GRAPHS"] = "1" if name.endswith(GRAPHS) else "0"
     with torch.autocast(x.device.type, dtype=getattr(torch, amp_dtype), enabled=amp):
         output = module(x)[0] if name in ("torch.nn.LSTM", "bilstm x3") else module(x, mask)
     output.float().sum().backward()
@@ -61,12 +69,18 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--amp", action="store_true", help="every step under autocast (CUDA only)")
     parser.add_argument("--amp-dtype", choices=["float16", "bfloat16"], default="float16")
-    parser.add_argument("--encoders", nargs="*", default=["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"])
+    parser.add_argument("--encoders", nargs="*", default=None,
+                        help="default: torch.nn.LSTM lstmn nse iram 'bilstm x3', and on CUDA 'lstmn (graphs)' "
+                             "'nse (graphs)'")
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="instead of timing, print torch.profiler's top N operators (self CPU time) per encoder")
     args = parser.parse_args()
     device = torch.device(args.device)
+    if args.encoders is None:
+        args.encoders = ["torch.nn.LSTM", "lstmn", "nse", "iram", "bilstm x3"]
+        if device.type == "cuda":
+            args.encoders[3:3] = ["lstmn" + GRAPHS, "nse" + GRAPHS]
     if args.amp and device.type == "cpu":
         parser.error("--amp is for CUDA: torch.nn.LSTM (the baseline) has no bfloat16 CPU kernel without AVX512-BF16")
     torch.manual_seed(0)

@@ -1,10 +1,16 @@
 """
 Kernel launches per step of the LSTMN and NSE fast paths (and per level of the tree LSTM's), with and without the
-Triton kernels, counted without a GPU: every ATen operation that computes (views, which launch nothing, left out) is counted once, and each Triton
+Triton kernels, counted without a GPU: every ATen operation that computes is counted once (views and allocations
+of uninitialised memory, which launch nothing, are left out), and each Triton
 kernel launch once (under `TRITON_INTERPRET=1`, where the kernels run on the CPU; the operations the interpreter
 itself runs are not counted). On CUDA each counted operation is about one kernel launch, which at these sizes costs
 more than its arithmetic: this is the count the kernels exist to cut. `benchmarks/cuda_profile.py` counts the real
 launches on a GPU.
+
+The third column is the LSTMN's and the NSE's loops as CUDA graphs (`MEMPLUGINS_CUDA_GRAPHS=1`,
+`memplugins.modules.fast.step_graphs`), captured here with the module's CPU simulation: what the host still issues
+per call (the copies in and out), with each graph replay counted as one launch; the replay's own kernels run on the
+GPU without the host. The tree LSTM is not graphed.
 
     .venv/bin/python benchmarks/launch_count.py [--steps 10] [--batch 4] [--dim 8]
 """
@@ -16,9 +22,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VIEWS = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", "transpose", "t", "expand", "permute",
+NO_LAUNCH = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", "transpose", "t", "expand", "permute",
          "split", "split_with_sizes", "chunk", "unbind", "as_strided", "alias", "detach", "narrow", "reshape",
-         "_reshape_alias", "lift_fresh", "unflatten", "diagonal", "view_as", "expand_as"}
+         "_reshape_alias", "lift_fresh", "unflatten", "diagonal", "view_as", "expand_as",
+         "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}  # allocations: no launch
 KERNEL_ENTRY_POINTS = [
     ("memplugins.modules.fast.tape_read_kernel", "tape_read_forward"),
     ("memplugins.modules.fast.tape_read_kernel", "tape_read_backward"),
@@ -50,7 +57,7 @@ def count(steps: int, batch: int, dim: int) -> dict:
             self.count, self.paused = 0, 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if not self.paused and func.overloadpacket.__name__ not in VIEWS:
+            if not self.paused and func.overloadpacket.__name__ not in NO_LAUNCH:
                 self.count += 1
             return func(*args, **(kwargs or {}))
 
@@ -60,7 +67,8 @@ def count(steps: int, batch: int, dim: int) -> dict:
             module = importlib.import_module(module_name)
 
             def counted(*args, _original=getattr(module, name), **kwargs):
-                counter.count += 1  # one launch; what the interpreter runs inside it is not a GPU launch
+                if not counter.paused:  # inside a graph replay, the replay's one launch stands for it
+                    counter.count += 1  # one launch; what the interpreter runs inside it is not a GPU launch
                 counter.paused += 1
                 try:
                     return _original(*args, **kwargs)
@@ -68,12 +76,34 @@ def count(steps: int, batch: int, dim: int) -> dict:
                     counter.paused -= 1
 
             setattr(module, name, counted)
+    if os.environ.get("MEMPLUGINS_CUDA_GRAPHS") == "1":
+        from memplugins.modules.fast import step_graphs
+
+        step_graphs.SIMULATE_ON_CPU = True
+        capture = step_graphs._capture
+
+        def counted_capture(function, device):
+            replay, result = capture(function, device)
+
+            def counted_replay():
+                counter.count += 1  # one graph launch; the simulation's re-run stands for the GPU's work
+                counter.paused += 1
+                try:
+                    replay()
+                finally:
+                    counter.paused -= 1
+
+            return counted_replay, result
+
+        step_graphs._capture = counted_capture
     torch.manual_seed(0)
     x = torch.randn(batch, steps, dim, requires_grad=True)
     mask = torch.ones(batch, steps, dtype=torch.bool)
     counts = {}
     for name, encoder in [("lstmn", LstmnEncoder(dim, dim)), ("nse", NseEncoder(dim, dim))]:
-        encoder(x, mask)  # warm-up: imports, first-call work
+        encoder(x, mask).sum().backward()  # warm-up: imports, first-call work, graph captures
+        encoder.zero_grad(set_to_none=True)  # so the counted backward does not add into existing .grad
+        x.grad = None
         with counter:
             counter.count = 0
             output = encoder(x, mask)
@@ -122,8 +152,10 @@ def main() -> None:
         print(json.dumps(count(args.steps, args.batch, args.dim)))
         return
     results = {}
+    kernels = {"MEMPLUGINS_TRITON": "1", "TRITON_INTERPRET": "1"}
     for label, environment in [("torch operations", {"MEMPLUGINS_TRITON": "0"}),
-                               ("with the Triton kernels", {"MEMPLUGINS_TRITON": "1", "TRITON_INTERPRET": "1"})]:
+                               ("with the Triton kernels", kernels),
+                               ("as CUDA graphs", {**kernels, "MEMPLUGINS_CUDA_GRAPHS": "1"})]:
         finished = subprocess.run(
             [sys.executable, __file__, "--in-process", "--steps", str(args.steps), "--batch", str(args.batch),
              "--dim", str(args.dim)], cwd=ROOT, capture_output=True, text=True, check=True,
@@ -131,12 +163,14 @@ def main() -> None:
         results[label] = json.loads(finished.stdout.strip().splitlines()[-1])
     print(f"Launches per step (T = {args.steps}; the tree LSTM: per level, over 4 SST sample trees), the encoder's "
           "whole pass averaged; ATen operations that compute, and Triton launches\n")
-    print("| encoder | pass | torch operations | with the Triton kernels |\n|---|---|---:|---:|")
+    print("| encoder | pass | torch operations | with the Triton kernels | as CUDA graphs (host) |\n"
+          "|---|---|---:|---:|---:|")
     for name in ("lstmn", "nse", "tree_lstm"):
         for direction in ("forward", "backward"):
             plain = results["torch operations"][name][direction]
             fused = results["with the Triton kernels"][name][direction]
-            print(f"| {name} | {direction} | {plain:.1f} | {fused:.1f} |")
+            graphed = f"{results['as CUDA graphs'][name][direction]:.1f}" if name != "tree_lstm" else "(not graphed)"
+            print(f"| {name} | {direction} | {plain:.1f} | {fused:.1f} | {graphed} |")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput]      (no argument: all four, in that order)
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs]   (no argument: all five, in that order)
 #     check       versions and the device, then the requires_gpu tests and the fast-path tests on CUDA
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
-#                 lstmn with and without its Triton tape read
+#                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
 #     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
 #     throughput  benchmarks/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
 #                 data loader's own time beside each epoch
+#     graphs      the same for our two configs with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA graphs)
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -18,9 +19,9 @@ OUT="${OUT:-$ROOT/gpu-results}"
 PYTHON="${PYTHON:-python3}"
 PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput)
+[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -78,7 +79,12 @@ throughput() {
       --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
 }
 
-export -f check encoders tree throughput
+graphs() {
+  MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli \
+      --cuda-device 0 --amp both --loader --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)"
+}
+
+export -f check encoders tree throughput graphs
 export PYTHON ROOT
 status=0
 for phase in "${phases[@]}"; do

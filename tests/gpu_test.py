@@ -100,3 +100,36 @@ def test_fast_paths_on_cuda_match_the_cpu_in_float64(name):
     for got, expected in zip(cuda_outputs + list(cuda_grads), cpu_outputs + list(cpu_grads)):
         assert got.device.type == "cuda"
         torch.testing.assert_close(got.cpu(), expected, atol=1e-10, rtol=1e-9)
+
+
+@requires_gpu
+@pytest.mark.parametrize("name", ["lstmn", "nse"])
+def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
+    """`MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast.step_graphs`) captures the step loops as CUDA graphs:
+    the same padded float32 case gives the eager loop's outputs and gradients, also when two calls run before one
+    backward, and replays after the first capture."""
+    import collections
+
+    from memplugins.modules.fast import lstmn, nse
+    from tests.modules.fast.cases import CASES, loss_and_gradients
+
+    graphs = {"lstmn": lstmn._GRAPHS, "nse": nse._GRAPHS}[name]
+    monkeypatch.setattr(graphs, "cache", collections.OrderedDict())
+    monkeypatch.setattr(graphs, "captures", 0)
+    first, second = CASES[name](dtype=torch.float32, device="cuda"), CASES[name](dtype=torch.float32, device="cuda")
+    with torch.no_grad():
+        second.leaves[0].mul_(-0.5)
+
+    def both():
+        outputs = first.run() + second.run()
+        loss = sum((t.tanh() * (n + 1)).sum() for n, t in enumerate(outputs))
+        return outputs, torch.autograd.grad(loss, first.leaves + second.leaves)
+
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "0")
+    expected_outputs, expected_grads = both()
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "1")
+    for _ in range(3):
+        outputs, grads = both()
+        for got, expected in zip(outputs + list(grads), expected_outputs + list(expected_grads)):
+            torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)
+    assert graphs.captures == 2 and len(graphs.cache) == 1

@@ -13,7 +13,9 @@ the two (`tests/modules/fast/`).
      fused read LSTM, classifiers) stay autocast's. Gradients reach low-precision inputs cast back by autograd.
    * when a backward may run (grad mode on and a floating-point argument requires grad), `function.apply(*args)`;
    * otherwise `forward(*args, None)`: the same forward pass, keeping nothing for a backward (a long input's saved
-     state is O(T²) for the LSTMN and the NSE).
+     state is O(T²) for the LSTMN and the NSE);
+   * with `MEMPLUGINS_CUDA_GRAPHS=1` on CUDA, either of the two through CUDA graphs of the whole loop
+     (`memplugins.modules.fast.step_graphs`, for the fast paths that pass their `graphs`).
 2. The Function's `backward` is decorated with `first_order_backward`: it has no graph of its own, so under
    `create_graph=True` it raises, naming the literal reference, instead of returning gradients whose own graph
    misses the recurrence's part. (`torch.autograd.function.once_differentiable` defers that error to the second
@@ -65,11 +67,14 @@ def _needs_backward(args) -> bool:
     )
 
 
-def run_fast_path(function: Type[torch.autograd.Function], forward: Callable, *args):
-    """Runs a fast path by the contract above: `function.apply(*args)` or `forward(*args, None)`."""
+def run_fast_path(function: Type[torch.autograd.Function], forward: Callable, *args, graphs: Any = None):
+    """Runs a fast path by the contract above: `function.apply(*args)` or `forward(*args, None)`; or, where
+    `graphs` (the fast path's `step_graphs.StepGraphs`) applies, the same through its CUDA graphs."""
     if autocast_enabled():
         with autocast_disabled():
-            return run_fast_path(function, forward, *(_float32(a) for a in args))
+            return run_fast_path(function, forward, *(_float32(a) for a in args), graphs=graphs)
+    if graphs is not None and graphs.applies(args):
+        return graphs(args, _needs_backward(args))
     if _needs_backward(args):
         return function.apply(*args)
     return forward(*args, None)

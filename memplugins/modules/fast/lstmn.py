@@ -52,6 +52,7 @@ from memplugins.modules.fast.contract import (
     run_fast_path,
     triton_kernel_applies,
 )
+from memplugins.modules.fast.step_graphs import StepGraphs, step_is_full
 
 
 def tape_read_kernel_applies(tensor: torch.Tensor) -> bool:
@@ -84,7 +85,7 @@ def _recurrence(
     memory_tanh = query_from_input.new_empty(batch_size, num_steps, hidden)
     attention = query_from_input.new_zeros(batch_size, num_steps, num_steps)
     step_masks = mask.unsqueeze(-1).to(query_from_input.dtype)
-    step_is_full = mask.all(0).tolist()
+    full_steps = step_is_full(mask)
     lowest = torch.finfo(query_from_input.dtype).min
     summary_query = query_from_input.new_zeros(batch_size, hidden)  # W_h~ h~_0 = 0
     kernel = tape_read_kernel_applies(query_from_input)
@@ -108,7 +109,7 @@ def _recurrence(
             if saved is not None:
                 saved.append(StepRead(activation, weights))
         projected = summaries[:, t, :hidden].mm(summary_weight.t())  # h~ part of (7), and W_h~ h~_t for step t+1
-        step_mask = None if step_is_full[t] else step_masks[:, t]
+        step_mask = None if full_steps[t] else step_masks[:, t]
         output = _cell(t, projected, gates_from_input, summaries, addend, step_mask, activations, memory_tanh, tape,
                        kernel)
         if step_mask is None:
@@ -150,6 +151,21 @@ def _cell(t, projected, gates_from_input, summaries, addend, step_mask, activati
     return output
 
 
+class _Saved(NamedTuple):
+    """What the backward reads (from the forward; it changes none of it)."""
+
+    tape: torch.Tensor
+    summaries: torch.Tensor
+    activations: torch.Tensor
+    memory_tanh: torch.Tensor
+    mask: torch.BoolTensor
+    key_weight: torch.Tensor
+    scorer: torch.Tensor
+    summary_weight: torch.Tensor
+    reads: List[StepRead]
+    has_addend: bool
+
+
 class _LstmnRecurrence(torch.autograd.Function):
     @staticmethod
     def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
@@ -159,7 +175,6 @@ class _LstmnRecurrence(torch.autograd.Function):
         )
         ctx.saved = saved
         ctx.has_addend = addend is not None
-        ctx.kernel = tape_read_kernel_applies(query_from_input)
         ctx.save_for_backward(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight)
         ctx.mark_non_differentiable(attention)
         return tape, attention
@@ -167,77 +182,98 @@ class _LstmnRecurrence(torch.autograd.Function):
     @staticmethod
     @first_order_backward
     def backward(ctx, grad_tape: Optional[torch.Tensor], _grad_attention):
-        tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight = ctx.saved_tensors
-        saved: List[StepRead] = ctx.saved
-        batch_size, num_steps, double_hidden = tape.size()
-        hidden = double_hidden // 2
-        # accumulators: gradients of the tape, of the key tape and of the step's projections (7)
-        grad_tape = grad_tape.contiguous().clone() if grad_tape is not None else tape.new_zeros(tape.size())
-        grad_keys = tape.new_zeros(batch_size, num_steps, hidden)
-        grad_projected = tape.new_zeros(batch_size, num_steps, 5 * hidden)
-        grad_query_from_input = tape.new_zeros(batch_size, num_steps, hidden)
-        grad_addend = tape.new_zeros(batch_size, num_steps, hidden) if ctx.has_addend else None
-        grad_scorer = torch.zeros_like(scorer)
-        grad_summary_query = tape.new_zeros(batch_size, hidden)  # of W_h~ h~_t, from step t+1's query
-        step_is_full = mask.all(0).tolist()
-        if ctx.kernel:
-            from memplugins.modules.fast.tape_read_kernel import tape_read_backward
+        return _backward(_Saved(*ctx.saved_tensors, ctx.saved, ctx.has_addend), grad_tape)
 
-            grad_scorer_rows = tape.new_zeros(batch_size, hidden)
-        for t in reversed(range(num_steps)):
-            grad_output = torch.addmm(grad_tape[:, t, :hidden], grad_keys[:, t], key_weight)  # + the key W_h h_t
-            grad_memory = grad_tape[:, t, hidden:]
-            if step_is_full[t]:
-                grad_projected[:, t, 4 * hidden :] = grad_summary_query
-                grad_summary_query = torch.zeros_like(grad_summary_query)
-            else:
-                step_mask = mask[:, t, None]
-                grad_output = grad_output * step_mask
-                grad_memory = grad_memory * step_mask
-                grad_projected[:, t, 4 * hidden :] = grad_summary_query * step_mask
-                grad_summary_query = grad_summary_query * ~step_mask
-            input_gate, forget_gate, output_gate, candidate = activations[:, t].chunk(4, dim=-1)
-            grad_i, grad_f, grad_o, grad_candidate = grad_projected[:, t, : 4 * hidden].chunk(4, dim=-1)
-            # (9), (8), (7): pre-activation gradients written in place into grad_projected
-            grad_memory, grad_summary_memory = lstm_cell_backward(
-                grad_output, grad_memory, input_gate, forget_gate, candidate, output_gate, summaries[:, t, hidden:],
-                memory_tanh[:, t], (grad_i, grad_f, grad_candidate, grad_o), kernel=ctx.kernel,
-            )
-            if grad_addend is not None:
-                grad_addend[:, t] = grad_memory
-            if t == 0:
-                break  # h~_1 = c~_1 = 0: nothing was read
-            grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_summary_memory], dim=-1)
-            activation, weights = saved[t - 1]
-            if ctx.kernel:  # (6), (5), (4) in one launch
-                tape_read_backward(grad_summary, tape, weights, activation, scorer, grad_tape, grad_keys,
-                                   grad_query_from_input[:, t], grad_scorer_rows, t)
-                grad_summary_query = grad_summary_query + grad_query_from_input[:, t]
-                continue
-            # (6)
-            # (the vector on the left: bmm of a (t, 2h) matrix by a column vector is several times slower)
-            grad_weights = torch.bmm(grad_summary.unsqueeze(1), tape[:, :t].transpose(1, 2)).squeeze(1)
-            grad_tape[:, :t].addcmul_(weights.unsqueeze(2), grad_summary.unsqueeze(1))
-            # (5)
-            grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
-            # (4) with u = 2σ - 1: g_v = Σ g_a (2σ - 1) = 2 Σ g_a σ (each row of g_a sums to 0), 1 - u² = 4σ(1 - σ)
-            grad_scorer += grad_scores.reshape(1, -1).mm(activation.reshape(-1, hidden)).squeeze(0)
-            grad_pre = torch.addcmul(activation, activation, activation, value=-1)
-            grad_pre *= (4 * grad_scores).unsqueeze(-1)
-            grad_pre *= scorer
-            grad_keys[:, :t] += grad_pre
-            grad_query = grad_pre.sum(1)
-            grad_query_from_input[:, t] = grad_query
-            grad_summary_query = grad_summary_query + grad_query
-        if ctx.kernel:
-            grad_scorer = grad_scorer_rows.sum(0)
-        grad_scorer *= 2
-        flat_outputs = tape[..., :hidden].reshape(-1, hidden)
-        grad_key_weight = grad_keys.reshape(-1, hidden).t().mm(flat_outputs)
-        grad_summary_weight = grad_projected.reshape(-1, 5 * hidden).t().mm(summaries[..., :hidden].reshape(-1, hidden))
-        grad_gates_from_input = grad_projected[..., : 4 * hidden]
-        return (grad_query_from_input, grad_gates_from_input, grad_addend, None,
-                grad_key_weight, grad_scorer, grad_summary_weight)
+
+def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
+    tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads, has_addend = saved
+    kernel = tape_read_kernel_applies(tape)
+    batch_size, num_steps, double_hidden = tape.size()
+    hidden = double_hidden // 2
+    # accumulators: gradients of the tape, of the key tape and of the step's projections (7)
+    grad_tape = grad_tape.contiguous().clone() if grad_tape is not None else tape.new_zeros(tape.size())
+    grad_keys = tape.new_zeros(batch_size, num_steps, hidden)
+    grad_projected = tape.new_zeros(batch_size, num_steps, 5 * hidden)
+    grad_query_from_input = tape.new_zeros(batch_size, num_steps, hidden)
+    grad_addend = tape.new_zeros(batch_size, num_steps, hidden) if has_addend else None
+    grad_scorer = torch.zeros_like(scorer)
+    grad_summary_query = tape.new_zeros(batch_size, hidden)  # of W_h~ h~_t, from step t+1's query
+    full_steps = step_is_full(mask)
+    if kernel:
+        from memplugins.modules.fast.tape_read_kernel import tape_read_backward
+
+        grad_scorer_rows = tape.new_zeros(batch_size, hidden)
+    for t in reversed(range(num_steps)):
+        grad_output = torch.addmm(grad_tape[:, t, :hidden], grad_keys[:, t], key_weight)  # + the key W_h h_t
+        grad_memory = grad_tape[:, t, hidden:]
+        if full_steps[t]:
+            grad_projected[:, t, 4 * hidden :] = grad_summary_query
+            grad_summary_query = torch.zeros_like(grad_summary_query)
+        else:
+            step_mask = mask[:, t, None]
+            grad_output = grad_output * step_mask
+            grad_memory = grad_memory * step_mask
+            grad_projected[:, t, 4 * hidden :] = grad_summary_query * step_mask
+            grad_summary_query = grad_summary_query * ~step_mask
+        input_gate, forget_gate, output_gate, candidate = activations[:, t].chunk(4, dim=-1)
+        grad_i, grad_f, grad_o, grad_candidate = grad_projected[:, t, : 4 * hidden].chunk(4, dim=-1)
+        # (9), (8), (7): pre-activation gradients written in place into grad_projected
+        grad_memory, grad_summary_memory = lstm_cell_backward(
+            grad_output, grad_memory, input_gate, forget_gate, candidate, output_gate, summaries[:, t, hidden:],
+            memory_tanh[:, t], (grad_i, grad_f, grad_candidate, grad_o), kernel=kernel,
+        )
+        if grad_addend is not None:
+            grad_addend[:, t] = grad_memory
+        if t == 0:
+            break  # h~_1 = c~_1 = 0: nothing was read
+        grad_summary = torch.cat([grad_projected[:, t].mm(summary_weight), grad_summary_memory], dim=-1)
+        activation, weights = reads[t - 1]
+        if kernel:  # (6), (5), (4) in one launch
+            tape_read_backward(grad_summary, tape, weights, activation, scorer, grad_tape, grad_keys,
+                               grad_query_from_input[:, t], grad_scorer_rows, t)
+            grad_summary_query = grad_summary_query + grad_query_from_input[:, t]
+            continue
+        # (6)
+        # (the vector on the left: bmm of a (t, 2h) matrix by a column vector is several times slower)
+        grad_weights = torch.bmm(grad_summary.unsqueeze(1), tape[:, :t].transpose(1, 2)).squeeze(1)
+        grad_tape[:, :t].addcmul_(weights.unsqueeze(2), grad_summary.unsqueeze(1))
+        # (5)
+        grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
+        # (4) with u = 2σ - 1: g_v = Σ g_a (2σ - 1) = 2 Σ g_a σ (each row of g_a sums to 0), 1 - u² = 4σ(1 - σ)
+        grad_scorer += grad_scores.reshape(1, -1).mm(activation.reshape(-1, hidden)).squeeze(0)
+        grad_pre = torch.addcmul(activation, activation, activation, value=-1)
+        grad_pre *= (4 * grad_scores).unsqueeze(-1)
+        grad_pre *= scorer
+        grad_keys[:, :t] += grad_pre
+        grad_query = grad_pre.sum(1)
+        grad_query_from_input[:, t] = grad_query
+        grad_summary_query = grad_summary_query + grad_query
+    if kernel:
+        grad_scorer = grad_scorer_rows.sum(0)
+    grad_scorer *= 2
+    flat_outputs = tape[..., :hidden].reshape(-1, hidden)
+    grad_key_weight = grad_keys.reshape(-1, hidden).t().mm(flat_outputs)
+    grad_summary_weight = grad_projected.reshape(-1, 5 * hidden).t().mm(summaries[..., :hidden].reshape(-1, hidden))
+    grad_gates_from_input = grad_projected[..., : 4 * hidden]
+    return (grad_query_from_input, grad_gates_from_input, grad_addend, None,
+            grad_key_weight, grad_scorer, grad_summary_weight)
+
+
+def _graph_forward(query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
+    reads: List[StepRead] = []
+    tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
+        query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, reads
+    )
+    saved = _Saved(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads,
+                   addend is not None)
+    return (tape, attention), saved
+
+
+# the CUDA graphs of this loop (`step_graphs`); T is dimension 1 of the three (B, T, .) inputs and the mask, of the
+# tape, and dimensions 1 and 2 of the attention
+_GRAPHS = StepGraphs("lstmn", _graph_forward, lambda saved, grads: _backward(saved, grads[0]),
+                     non_differentiable=(1,), arg_time_dims=((1,), (1,), (1,), (1,), (), (), ()),
+                     output_time_dims=((1,), (1, 2)))
 
 
 def lstmn_recurrence(
@@ -256,5 +292,5 @@ def lstmn_recurrence(
     `(B, T, T)` (not differentiable).
     """
     tape, attention, *_ = run_fast_path(_LstmnRecurrence, _recurrence, query_from_input, gates_from_input, addend,
-                                        mask, key_weight, scorer, summary_weight)
+                                        mask, key_weight, scorer, summary_weight, graphs=_GRAPHS)
     return tape, attention

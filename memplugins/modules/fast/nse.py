@@ -45,6 +45,7 @@ import torch
 from memplugins.modules.fast.contract import first_order_backward, run_fast_path, triton_kernel_applies
 from memplugins.modules.fast.nse_backward import backward
 from memplugins.modules.fast.nse_state import Buffers, CellWeights, Memory, StepState
+from memplugins.modules.fast.step_graphs import StepGraphs, step_is_full
 
 COMPOSE = ("relu", "linear")
 
@@ -153,7 +154,7 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
         [queries.new_ones(batch_size, m.initial.size(1)) if m.written else None for m in memories],
         [queries.new_zeros(batch_size, m.initial.size(1), num_steps) if m.written else None for m in memories],
     )
-    step_is_full = mask.all(0).tolist()
+    full_steps = step_is_full(mask)
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
     hidden, memory = queries.new_zeros(batch_size, k), queries.new_zeros(batch_size, k)
     kernel = triton_kernel_applies(queries, "memplugins.modules.fast.nse_read_kernel")
@@ -168,7 +169,7 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
         new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel)
         value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
         step_keys = [keys[:, t] for keys in buffers.raw_keys]
-        if step_is_full[t]:
+        if full_steps[t]:
             hidden, memory = new_hidden, new_memory
         else:  # a padded step writes nothing and leaves the write LSTM's state as it was
             hidden = torch.where(mask[:, t, None], new_hidden, hidden)
@@ -212,6 +213,30 @@ class _NseRecurrence(torch.autograd.Function):
                 *gradients.initial_scores, *gradients.initials, *([None] * count))
 
 
+def _graph_forward(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
+                   *memory_tensors):
+    count, steps = len(written), []
+    cell = CellWeights(compose_weight, weight_ih, weight_hh, bias)
+    values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, cell, compose,
+                                                      Memory.regroup(written, memory_tensors), steps)
+    saved = (queries, mask, dropout, cell, compose, written, list(memory_tensors[:count]),
+             list(memory_tensors[count : 2 * count]), buffers, steps)
+    return (values, *keys, *decays, *weights), saved
+
+
+def _graph_backward(saved, grads):
+    queries, mask, dropout, cell, compose, written, initial_scores, initials, buffers, steps = saved
+    gradients = backward(queries, mask, dropout, cell, compose, written, initial_scores, initials, buffers, steps,
+                         grads[0], grads[1:])
+    return (gradients.queries, gradients.compose_input, None, None, *gradients.weights, None, None,
+            *gradients.initial_scores, *gradients.initials, *([None] * len(written)))
+
+
+# the CUDA graphs of this loop (`step_graphs`), one per shape: T is also the encoding memory's slot count, so
+# padding it would need the memories' shapes too
+_GRAPHS = StepGraphs("nse", _graph_forward, _graph_backward)
+
+
 def nse_recurrence(
     queries: torch.Tensor,
     composed: torch.Tensor,
@@ -229,7 +254,7 @@ def nse_recurrence(
     """
     written = tuple(bool(m.written) for m in memories)
     outputs = run_fast_path(_NseRecurrence, _forward_flat, queries, composed, mask, dropout, *cell, written, compose,
-                            *Memory.flatten(memories))
+                            *Memory.flatten(memories), graphs=_GRAPHS)
     count, num_written = len(memories), sum(written)
     values, keys, rest = outputs[0], list(outputs[1 : 1 + count]), outputs[1 + count :]
     return values, keys, list(rest[:num_written]), list(rest[num_written : 2 * num_written])

@@ -10,6 +10,7 @@ import torch
 
 from memplugins.modules.fast.contract import lstm_cell_backward, triton_kernel_applies
 from memplugins.modules.fast.nse_state import Buffers, CellWeights, StepState
+from memplugins.modules.fast.step_graphs import step_is_full
 
 
 class Gradients(NamedTuple):
@@ -82,13 +83,13 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
     )
     records.queries[:, 0] = 0  # o_1 reads no history
     grad_values = grad_values if grad_values is not None else queries.new_zeros(queries.size())
-    step_is_full = mask.all(0).tolist()
+    full_steps = step_is_full(mask)
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
     kernel = triton_kernel_applies(queries, "memplugins.modules.fast.nse_read_backward_kernel")
     if kernel:  # the kernel reads rows of M_0 with unit stride
         initials = [initial.contiguous() for initial in initials]
     for t in reversed(range(num_steps)):
-        step = _Step(t, steps[t], step_is_full[t], step_masks[:, t])
+        step = _Step(t, steps[t], full_steps[t], step_masks[:, t])
         grad_value = _value_gradient(t, grad_values, queries, written, records, k)
         grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
         grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records, kernel)

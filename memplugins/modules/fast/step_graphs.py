@@ -1,0 +1,315 @@
+"""
+CUDA graphs over a fast path's whole step loop, forward and backward (issue 23); opt-in with
+`MEMPLUGINS_CUDA_GRAPHS=1`.
+
+Why: on a GPU our recurrences are bound by launches, not arithmetic. With the Triton kernels a step of the LSTMN is
+still about ten launches forward and ten backward (`benchmarks/launch_count.py`), and each costs the host a few
+microseconds of Python and driver work, about as long as the GPU work it starts. A CUDA graph records the launches of
+the whole loop once and replays them with one host call, so the host's cost no longer grows with T.
+
+How, per fast path and per key (the tensor arguments' shapes, dtypes and device, the other arguments' values):
+- The first call captures the forward loop as a graph that reads static copies of the arguments and writes static
+  outputs and saved state, after two warm-up runs on a side stream (they compile the Triton kernels and set up
+  cuBLAS). The first backward captures the backward loop as a second graph that reads the forward's static saved
+  state and static output gradients.
+- Every call copies its arguments into the static ones, replays, and clones what it returns and what its backward
+  needs: a call's saved state must outlive later calls (a pair model encodes premise and hypothesis with the same
+  encoder before one backward). A backward copies its call's saved state and output gradients back in, replays, and
+  clones the input gradients (autograd may keep one as a parameter's `.grad`). These copies are a fixed number of
+  memcpy-like launches whatever T is.
+- With `arg_time_dims` (the LSTMN), the length is padded up to a multiple of `MEMPLUGINS_CUDA_GRAPH_BUCKET`
+  (default 8) with masked steps, and outputs and gradients are cut back. This is exact for a fast path whose masked
+  trailing steps change no real output and add nothing to any gradient (the padding invariance its tests check),
+  and it keeps one graph pair per bucket instead of one per length.
+
+Why it equals the eager fast path: a replay performs exactly the launches of the eager loop on the same values,
+with one difference. While capturing, `step_is_full` reports every step as possibly padded (its host
+synchronisation cannot be captured), and the masked path multiplies by a mask of ones and `where` keeps the new
+value, which changes no value. `tests/modules/fast/step_graphs_test.py` checks outputs and every gradient against the
+eager path on the CPU with a simulated capture (a replay re-runs the recorded function into the static buffers):
+two forwards before one backward, retained graphs, `no_grad`, bucket padding, the cache. `tests/gpu_test.py`
+captures real graphs on CUDA.
+
+Costs: memory (a key keeps its graphs' pools and static buffers, about three times one call's saved state) and the
+capture of each new key (about three eager calls). At most `MEMPLUGINS_CUDA_GRAPH_CACHE` keys (default 32) are kept
+per fast path; the least recently used goes first. Not graphed: the tree LSTM (its launches follow each batch's tree
+shapes), anything off CUDA, and calls made while another graph is being captured (the eager loop itself is
+capturable then, through `step_is_full`).
+"""
+import collections
+import os
+import threading
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from memplugins.modules.fast.contract import first_order_backward
+
+# tests: capture on the CPU by recording the function (module doc); never set in training
+SIMULATE_ON_CPU = False
+
+_state = threading.local()
+
+
+def capturing() -> bool:
+    """Whether a graph is being captured or warmed up here (ours, or the current CUDA stream's)."""
+    if getattr(_state, "capturing", False):
+        return True
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+def step_is_full(mask: torch.BoolTensor) -> List[bool]:
+    """Per step, whether no sequence is padded there (`mask.all(0)` on the host), so that full steps skip the
+    masking. That is a host synchronisation, which a capture cannot hold: while capturing, every step is reported
+    as possibly padded, and the masked path gives the same values (module doc)."""
+    if capturing():
+        return [False] * mask.size(1)
+    return mask.all(0).tolist()
+
+
+def enabled() -> bool:
+    return os.environ.get("MEMPLUGINS_CUDA_GRAPHS", "0") == "1"
+
+
+def _positive_int(name: str, default: int) -> int:
+    value = os.environ.get(name, str(default))
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name}={value!r}: expected a positive integer")
+    return int(value)
+
+
+def _cut(tensor: torch.Tensor, dims: Sequence[int], length: int) -> torch.Tensor:
+    index: List[Any] = [slice(None)] * tensor.dim()
+    for dim in dims:
+        index[dim] = slice(0, length)
+    return tensor[tuple(index)]
+
+
+def _copy_all(destinations: List[torch.Tensor], sources: List[torch.Tensor]) -> None:
+    if destinations:
+        torch._foreach_copy_(destinations, sources)
+
+
+def _clone_all(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
+    copies = [torch.empty(t.size(), dtype=t.dtype, device=t.device) for t in tensors]
+    _copy_all(copies, tensors)
+    return copies
+
+
+def _tensors(tree: Any) -> List[torch.Tensor]:
+    return [leaf for leaf in pytree.tree_leaves(tree) if isinstance(leaf, torch.Tensor)]
+
+
+def _capture(function: Callable[[], Any], device: torch.device) -> Tuple[Callable[[], None], Any]:
+    """Records `function` (no arguments: it reads static tensors) and returns (replay, its static result)."""
+    _state.capturing = True
+    try:
+        with torch.no_grad():
+            if device.type == "cpu":  # SIMULATE_ON_CPU: a replay re-runs it and writes into the first result
+                function()
+                result = function()
+                static = _tensors(result)
+
+                def replay() -> None:
+                    _state.capturing = True
+                    try:
+                        with torch.no_grad():
+                            _copy_all(static, _tensors(function()))
+                    finally:
+                        _state.capturing = False
+
+                return replay, result
+            with torch.cuda.device(device):
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(2):  # compiles the Triton kernels, sets up cuBLAS, outside the capture
+                        function()
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                # thread_local: a backward is captured on autograd's device thread while others may run
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    result = function()
+            return graph.replay, result
+    finally:
+        _state.capturing = False
+
+
+class StepGraphs:
+    """
+    The graphs of one fast path (module doc).
+
+    forward: `(*args) -> (outputs, saved)`: the eager forward loop; outputs a tuple of tensors, saved any tree
+        (tuples, lists, NamedTuples) of tensors and constants; a saved tensor may be an argument or an output.
+    backward: `(saved, grads) -> input gradients`, one per argument (None where there is none); grads has one
+        tensor per output (zeros for the non-differentiable ones). It must not change `saved` in place.
+    non_differentiable: indices of outputs that carry no gradient.
+    arg_time_dims, output_time_dims: per argument and per output, the dimensions of length T (padded to a bucket
+        and cut back); None: no padding, one key per length.
+    """
+
+    def __init__(self, name: str, forward: Callable, backward: Callable, non_differentiable: Sequence[int] = (),
+                 arg_time_dims: Optional[Sequence[Sequence[int]]] = None,
+                 output_time_dims: Optional[Sequence[Sequence[int]]] = None) -> None:
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+        self.non_differentiable = tuple(non_differentiable)
+        self.arg_time_dims = arg_time_dims
+        self.output_time_dims = output_time_dims
+        self.cache: "collections.OrderedDict[Any, _Entry]" = collections.OrderedDict()
+        self.captures = 0  # graphs captured so far (forward and backward): for tests and benchmarks
+
+    def applies(self, args: Sequence[Any]) -> bool:
+        if not enabled() or capturing():
+            return False
+        tensor = next(a for a in args if isinstance(a, torch.Tensor))
+        return tensor.is_cuda or (SIMULATE_ON_CPU and tensor.device.type == "cpu")
+
+    def __call__(self, args: Sequence[Any], needs_backward: bool) -> Tuple[torch.Tensor, ...]:
+        entry, length = self._entry(args)
+        if needs_backward:
+            return _GraphedLoop.apply(entry, length, *args)
+        return entry.forward(args, length, keep_saved=False)[0]
+
+    def _entry(self, args: Sequence[Any]) -> Tuple["_Entry", Optional[int]]:
+        length, bucket = None, None
+        if self.arg_time_dims is not None:
+            step = _positive_int("MEMPLUGINS_CUDA_GRAPH_BUCKET", 8)
+            length = next(a.size(d[0]) for a, d in zip(args, self.arg_time_dims) if d and isinstance(a, torch.Tensor))
+            bucket = -(-length // step) * step
+        key = tuple(
+            (tuple(bucket if self._is_time_dim(i, d) else s for d, s in enumerate(a.size())), a.dtype, a.device)
+            if isinstance(a, torch.Tensor) else ("value", a)
+            for i, a in enumerate(args)
+        )
+        entry = self.cache.get(key)
+        if entry is None:
+            entry = _Entry(self, args, bucket)
+            self.cache[key] = entry
+            while len(self.cache) > _positive_int("MEMPLUGINS_CUDA_GRAPH_CACHE", 32):
+                self.cache.popitem(last=False)
+        self.cache.move_to_end(key)
+        return entry, length
+
+    def _is_time_dim(self, arg: int, dim: int) -> bool:
+        return self.arg_time_dims is not None and dim in self.arg_time_dims[arg]
+
+
+class _Entry:
+    """One key's static buffers and graphs."""
+
+    def __init__(self, graphs: StepGraphs, args: Sequence[Any], bucket: Optional[int]) -> None:
+        self.graphs = graphs
+        self.device = next(a for a in args if isinstance(a, torch.Tensor)).device
+        self.static_args = [
+            a.new_zeros(tuple(bucket if graphs._is_time_dim(i, d) else s for d, s in enumerate(a.size())))
+            if isinstance(a, torch.Tensor) else a
+            for i, a in enumerate(args)
+        ]
+        self.replay_forward, (outputs, saved) = _capture(lambda: graphs.forward(*self.static_args), self.device)
+        graphs.captures += 1
+        self.static_outputs: Tuple[torch.Tensor, ...] = tuple(outputs)
+        self.static_saved = saved
+        # the saved tensors a call must keep for its backward: neither arguments (the call keeps its own) nor
+        # repeated
+        argument_ids = {id(a) for a in self.static_args if isinstance(a, torch.Tensor)}
+        seen = set()
+        self.kept: List[torch.Tensor] = []
+        for leaf in _tensors(saved):
+            if id(leaf) not in argument_ids and id(leaf) not in seen:
+                seen.add(id(leaf))
+                self.kept.append(leaf)
+        # a kept tensor that is also an output is not copied twice where the output is returned whole
+        output_index = {id(o): n for n, o in enumerate(self.static_outputs)}
+        self.kept_output = [output_index.get(id(leaf)) for leaf in self.kept]
+        self.replay_backward: Optional[Callable[[], None]] = None
+        self.static_grads: List[torch.Tensor] = []
+        self.static_input_grads: Tuple[Optional[torch.Tensor], ...] = ()
+
+    def _time_dims(self, dims: Optional[Sequence[Sequence[int]]], index: int) -> Sequence[int]:
+        return () if dims is None else dims[index]
+
+    def _load(self, statics: Sequence[Any], values: Sequence[Any], dims: Optional[Sequence[Sequence[int]]],
+              length: Optional[int]) -> None:
+        """Copies values into the static tensors; a shorter value fills the front of its time dimensions, the rest
+        is zeroed (masked steps, zero gradients)."""
+        destinations, sources = [], []
+        for index, (static, value) in enumerate(zip(statics, values)):
+            if not isinstance(static, torch.Tensor):
+                continue
+            if value is None:  # an output that got no gradient
+                static.zero_()
+            elif value.size() != static.size():
+                static.zero_()
+                _cut(static, self._time_dims(dims, index), length).copy_(value)
+            else:
+                destinations.append(static)
+                sources.append(value)
+        _copy_all(destinations, sources)
+
+    def forward(self, args: Sequence[Any], length: Optional[int], keep_saved: bool):
+        graphs = self.graphs
+        self._load(self.static_args, args, graphs.arg_time_dims, length)
+        self.replay_forward()
+        whole = [length is None or o.size() == _cut(o, self._time_dims(graphs.output_time_dims, n), length).size()
+                 for n, o in enumerate(self.static_outputs)]
+        outputs = _clone_all([
+            o if whole[n] else _cut(o, self._time_dims(graphs.output_time_dims, n), length)
+            for n, o in enumerate(self.static_outputs)
+        ])
+        if not keep_saved:
+            return tuple(outputs), None
+        shared = [n is not None and whole[n] for n in self.kept_output]
+        copies = iter(_clone_all([leaf for leaf, s in zip(self.kept, shared) if not s]))
+        kept = [outputs[n] if s else next(copies) for n, s in zip(self.kept_output, shared)]
+        return tuple(outputs), kept
+
+    def backward(self, args: Sequence[Any], kept: Sequence[torch.Tensor], grads: Sequence[Optional[torch.Tensor]],
+                 length: Optional[int]) -> List[Optional[torch.Tensor]]:
+        graphs = self.graphs
+        if self.replay_backward is None:
+            self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
+            self.replay_backward, self.static_input_grads = _capture(
+                lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), self.device
+            )
+            graphs.captures += 1
+        self._load(self.static_args, args, graphs.arg_time_dims, length)
+        _copy_all(self.kept, list(kept))
+        grads = [None if n in graphs.non_differentiable else g for n, g in enumerate(grads)]
+        self._load(self.static_grads, grads, graphs.output_time_dims, length)
+        self.replay_backward()
+        present = [n for n, g in enumerate(self.static_input_grads) if g is not None]
+        copies = _clone_all([
+            _cut(self.static_input_grads[n], self._time_dims(graphs.arg_time_dims, n), length)
+            if length is not None else self.static_input_grads[n]
+            for n in present
+        ])
+        gradients: List[Optional[torch.Tensor]] = [None] * len(args)
+        for n, copy in zip(present, copies):
+            gradients[n] = copy
+        return gradients
+
+
+class _GraphedLoop(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, entry: _Entry, length: Optional[int], *args):
+        outputs, kept = entry.forward(args, length, keep_saved=True)
+        ctx.entry, ctx.length = entry, length
+        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
+        ctx.constants = [a for a in args if not isinstance(a, torch.Tensor)]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, torch.Tensor)), *kept)
+        non_differentiable = [outputs[n] for n in entry.graphs.non_differentiable]
+        if non_differentiable:
+            ctx.mark_non_differentiable(*non_differentiable)
+        return outputs
+
+    @staticmethod
+    @first_order_backward
+    def backward(ctx, *grads):
+        saved = ctx.saved_tensors
+        tensors, constants = iter(saved), iter(ctx.constants)
+        args = [next(tensors) if is_tensor else next(constants) for is_tensor in ctx.is_tensor]
+        kept = saved[sum(ctx.is_tensor):]
+        return (None, None, *ctx.entry.backward(args, kept, grads, ctx.length))

@@ -1,0 +1,169 @@
+"""
+CUDA graphs over the fast paths' step loops (`memplugins.modules.fast.step_graphs`), checked on the CPU with the
+module's simulated capture: a replay re-runs the recorded function into the captured static buffers, so every copy
+in and out, the cloning of a call's saved state, the bucket padding and the cache are what a real graph runs. Each
+test compares the graphed path with the eager fast path: outputs and every gradient. `tests/gpu_test.py` captures
+real graphs on CUDA.
+"""
+import collections
+
+import pytest
+import torch
+
+from memplugins.modules import LstmnLayer
+from memplugins.modules.fast import lstmn as fast_lstmn
+from memplugins.modules.fast import nse as fast_nse
+from memplugins.modules.fast import step_graphs
+from tests.modules.fast.cases import lstmn_case, loss_and_gradients, nse_case, padded, randomize
+
+GRAPHS = {"lstmn": fast_lstmn._GRAPHS, "nse": fast_nse._GRAPHS}
+CASES = {"lstmn": lstmn_case, "nse": nse_case}
+
+
+@pytest.fixture
+def graphs(monkeypatch):
+    """Graphs on (simulated), with empty caches; yields a function that turns them off again."""
+    monkeypatch.setattr(step_graphs, "SIMULATE_ON_CPU", True)
+    for graph in GRAPHS.values():
+        monkeypatch.setattr(graph, "cache", collections.OrderedDict())
+        monkeypatch.setattr(graph, "captures", 0)
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "1")
+    yield lambda: monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "0")
+
+
+def eager(monkeypatch, function):
+    with monkeypatch.context() as patch:
+        patch.setenv("MEMPLUGINS_CUDA_GRAPHS", "0")
+        return function()
+
+
+def assert_all_equal(got, expected):
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        torch.testing.assert_close(a, b, atol=1e-13, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["lstmn", "nse"])
+def test_graphed_loop_equals_the_eager_fast_path(name, graphs, monkeypatch):
+    case = CASES[name]()
+    expected_outputs, _, expected_grads = eager(monkeypatch, lambda: loss_and_gradients(case))
+    for call in range(3):
+        outputs, _, grads = loss_and_gradients(case)
+        assert_all_equal(outputs, expected_outputs)
+        assert_all_equal(grads, expected_grads)
+        # captured once (forward and backward), replayed after
+        assert GRAPHS[name].captures == 2 and len(GRAPHS[name].cache) == 1
+
+
+@pytest.mark.parametrize("name", ["lstmn", "nse"])
+def test_two_forwards_before_one_backward(name, graphs, monkeypatch):
+    """A pair model runs the encoder twice before its backward: each call's saved state must outlive the next
+    replay, which overwrites the static buffers."""
+    def twice():
+        # two modules with the same weights (one cache per fast path, so one graph entry) and different inputs
+        first, second = CASES[name](), CASES[name]()
+        with torch.no_grad():
+            second.leaves[0].mul_(-0.5).add_(0.25)
+        first_outputs, second_outputs = first.run(), second.run()
+        loss = sum((t.tanh() * (n + 1)).sum() for n, t in enumerate(first_outputs)) + sum(
+            (t.sigmoid() * (n + 2)).sum() for n, t in enumerate(second_outputs))
+        return first_outputs + second_outputs, torch.autograd.grad(loss, first.leaves + second.leaves)
+
+    expected_outputs, expected_grads = eager(monkeypatch, twice)
+    outputs, grads = twice()
+    assert GRAPHS[name].captures == 2
+    assert_all_equal(outputs, expected_outputs)
+    assert_all_equal(grads, expected_grads)
+
+
+@pytest.mark.parametrize("name", ["lstmn", "nse"])
+def test_a_retained_graph_backpropagates_twice(name, graphs, monkeypatch):
+    case = CASES[name]()
+    _, _, expected = eager(monkeypatch, lambda: loss_and_gradients(case))
+    _, loss, first = loss_and_gradients(case, retain_graph=True)
+    second = torch.autograd.grad(loss, case.leaves)
+    assert_all_equal(first, expected)
+    assert_all_equal(second, expected)
+
+
+@pytest.mark.parametrize("name", ["lstmn", "nse"])
+def test_no_grad_replays_the_forward_only(name, graphs, monkeypatch):
+    case = CASES[name]()
+    with torch.no_grad():
+        expected = eager(monkeypatch, case.run)
+        got = case.run()
+    assert_all_equal(got, expected)
+    assert GRAPHS[name].captures == 1  # no backward graph
+    assert all(not t.requires_grad for t in got)
+
+
+def test_lengths_share_a_bucket_and_are_cut_back(graphs, monkeypatch):
+    """T = 7 and then 5 replay the graphs of T = 8 (padded with masked steps), T = 9 captures those of 16; each equals
+    its eager run, padding included (lengths 1..T in one batch)."""
+    layer = randomize(LstmnLayer(5, 4).double())
+    for num_steps, entries in [(7, 1), (5, 1), (9, 2), (8, 2)]:
+        lengths = [num_steps, 1, num_steps - 2]
+        x, mask = padded(lengths, 5, seed=num_steps)
+
+        def run():
+            hidden, memory, attention = layer(x, mask)
+            loss = (hidden.sin() + 2 * memory.cos()).sum()
+            return [hidden, memory, attention], torch.autograd.grad(loss, [x, *layer.parameters()])
+
+        expected_outputs, expected_grads = eager(monkeypatch, run)
+        outputs, grads = run()
+        assert [o.size() for o in outputs] == [o.size() for o in expected_outputs]
+        assert_all_equal(outputs, expected_outputs)
+        assert_all_equal(grads, expected_grads)
+        assert len(GRAPHS["lstmn"].cache) == entries
+
+
+def test_the_cache_keeps_the_most_recent_keys(graphs, monkeypatch):
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPH_CACHE", "1")
+    layer = randomize(LstmnLayer(3, 2).double())
+    for num_steps in [3, 12, 3]:
+        x, mask = padded([num_steps, 2], 3, seed=1)
+        with torch.no_grad():
+            got = layer(x, mask)
+            expected = eager(monkeypatch, lambda: layer(x, mask))
+        assert_all_equal(got, expected)
+        assert len(GRAPHS["lstmn"].cache) == 1
+    assert GRAPHS["lstmn"].captures == 3  # the first bucket was evicted by the second and captured again
+
+
+def test_bfloat16_autocast_runs_the_graphs_in_float32(graphs, monkeypatch):
+    case = lstmn_case(dtype=torch.float32)
+
+    def run():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return loss_and_gradients(case)
+
+    expected_outputs, _, expected_grads = eager(monkeypatch, run)
+    outputs, _, grads = run()
+    assert GRAPHS["lstmn"].captures == 2
+    assert [o.dtype for o in outputs] == [o.dtype for o in expected_outputs]
+    assert_all_equal(outputs, expected_outputs)
+    assert_all_equal(grads, expected_grads)
+
+
+def test_off_without_the_variable_or_off_cuda(monkeypatch):
+    case = lstmn_case()
+    monkeypatch.setattr(fast_lstmn._GRAPHS, "cache", collections.OrderedDict())
+    monkeypatch.delenv("MEMPLUGINS_CUDA_GRAPHS", raising=False)
+    loss_and_gradients(case)
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "1")  # on, but these are CPU tensors (no simulation)
+    loss_and_gradients(case)
+    assert not fast_lstmn._GRAPHS.cache
+
+
+def test_a_bad_bucket_size_is_refused_by_name(graphs, monkeypatch):
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPH_BUCKET", "0")
+    with pytest.raises(ValueError, match="MEMPLUGINS_CUDA_GRAPH_BUCKET='0'"):
+        loss_and_gradients(lstmn_case())
+
+
+def test_step_is_full_reports_every_step_padded_while_capturing(monkeypatch):
+    mask = torch.tensor([[True, True, False], [True, False, False]])
+    assert step_graphs.step_is_full(mask) == [True, False, False]
+    monkeypatch.setattr(step_graphs._state, "capturing", True, raising=False)
+    assert step_graphs.step_is_full(mask) == [False, False, False]
