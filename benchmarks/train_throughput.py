@@ -22,6 +22,9 @@ data pipeline bounds is seen beside the model's.
         [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...] [--conditions quiet busy]
 
 `--conditions busy` trains while a second single-thread process competes for the machine (`benchmarks/load.py`).
+`--epochs N` trains N epochs and reports the last one (what a long run sees once the first epoch's one-time work,
+such as capturing CUDA graphs under `MEMPLUGINS_CUDA_GRAPHS=1`, is done); with graphs on, a column counts the graphs
+captured in the whole run.
 """
 import argparse
 import gzip
@@ -68,6 +71,24 @@ def seconds(duration: str) -> float:
     return int(h) * 3600 + int(m) * 60 + float(s)
 
 
+def last_epoch_seconds(serialization_dir: Path, epochs: int) -> float:
+    """The last epoch's training time (the per-epoch metrics hold the time since training began)."""
+    def elapsed(epoch: int) -> float:
+        if epoch < 0:
+            return 0.0
+        metrics = json.loads((serialization_dir / f"metrics_epoch_{epoch}.json").read_text())
+        return seconds(metrics["training_duration"])
+
+    return elapsed(epochs - 1) - elapsed(epochs - 2)
+
+
+def graph_captures() -> int:
+    """CUDA graphs captured so far in this process by the LSTMN's and the NSE's loops."""
+    from memplugins.modules.fast import lstmn, nse
+
+    return lstmn._GRAPHS.captures + nse._GRAPHS.captures
+
+
 def set_batch_size(params, batch_size: int) -> None:
     loader = params["data_loader"]
     if "batch_sampler" in loader:
@@ -110,6 +131,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="config names (default: all of the chosen tasks)")
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--loader", action="store_true", help="also time the data loader alone (see above)")
+    parser.add_argument("--epochs", type=int, default=1, help="train this many epochs, report the last (see above)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
@@ -144,9 +166,12 @@ def main() -> None:
             what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
             print(f"\n{condition}: one epoch of {what}, batch size {args.batch_size}, {where}, "
                   f"torch {torch.__version__}")
+            graphs = os.environ.get("MEMPLUGINS_CUDA_GRAPHS") == "1"
+            print(f"(epoch {args.epochs} of {args.epochs})" if args.epochs > 1 else "")
             print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else "")
-                  + (" loader alone s |" if args.loader else ""))
-            print("|---|---|---:|---:|" + ("---:|" if cuda else "") + ("---:|" if args.loader else ""), flush=True)
+                  + (" loader alone s |" if args.loader else "") + (" graphs captured |" if graphs else ""))
+            print("|---|---|---:|---:|" + ("---:|" if cuda else "") + ("---:|" if args.loader else "")
+                  + ("---:|" if graphs else ""), flush=True)
             for name in names:
                 for amp in amps:
                     if cuda:
@@ -156,20 +181,21 @@ def main() -> None:
                     params.pop("validation_data_path", None)
                     params["trainer"]["cuda_device"] = args.cuda_device
                     params["trainer"]["use_amp"] = amp
-                    params["trainer"]["num_epochs"] = 1
+                    params["trainer"]["num_epochs"] = args.epochs
                     params["trainer"].pop("patience", None)
                     set_batch_size(params, args.batch_size)
                     if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
                         params["dataset_reader"]["use_subtrees"] = False
                     loader_params = params.duplicate()
+                    captures_before = graph_captures()
                     with tempfile.TemporaryDirectory() as out:
                         train_model(params, out)
-                        metrics = json.loads((Path(out) / "metrics.json").read_text())
+                        duration = last_epoch_seconds(Path(out), args.epochs)
                         loader = f" {loader_seconds(loader_params, out, args.cuda_device):.1f} |" if args.loader else ""
-                    duration = seconds(metrics["training_duration"])
+                    captured = f" {graph_captures() - captures_before} |" if graphs else ""
                     peak = f" {torch.cuda.max_memory_allocated(args.cuda_device) / 2**20:.0f} |" if cuda else ""
                     print(f"| {name} | {'on' if amp else 'off'} | {instances / duration:.0f} | {duration:.1f} |{peak}"
-                          f"{loader}", flush=True)
+                          f"{loader}{captured}", flush=True)
 
 
 if __name__ == "__main__":

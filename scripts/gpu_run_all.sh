@@ -7,7 +7,8 @@
 #     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
 #     throughput  benchmarks/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
 #                 data loader's own time beside each epoch
-#     graphs      the same for our two configs with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA graphs)
+#     graphs      the same for our two configs and esim with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA
+#                 graphs), two epochs, the second reported (the first captures the graphs), with the captures counted
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -81,7 +82,7 @@ throughput() {
 
 graphs() {
   MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli \
-      --cuda-device 0 --amp both --loader --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)"
+      --cuda-device 0 --amp both --epochs 2 --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)"
 }
 
 export -f check encoders tree throughput graphs

@@ -269,11 +269,16 @@ def _graph_forward(query_from_input, gates_from_input, addend, mask, key_weight,
     return (tape, attention), saved
 
 
-# the CUDA graphs of this loop (`step_graphs`); T is dimension 1 of the three (B, T, .) inputs and the mask, of the
-# tape, and dimensions 1 and 2 of the attention
+def _length_dims(args):
+    """T (length group 0) is dimension 1 of the (B, T, .) inputs and the mask, of the tape, and dimensions 1 and 2
+    of the attention."""
+    steps = {1: 0}
+    return [steps, steps, steps if args[2] is not None else {}, steps, {}, {}, {}], [steps, {1: 0, 2: 0}]
+
+
+# the CUDA graphs of this loop (`step_graphs`)
 _GRAPHS = StepGraphs("lstmn", _graph_forward, lambda saved, grads: _backward(saved, grads[0]),
-                     non_differentiable=(1,), arg_time_dims=((1,), (1,), (1,), (1,), (), (), ()),
-                     output_time_dims=((1,), (1, 2)))
+                     non_differentiable=(1,), length_dims=_length_dims)
 
 
 def lstmn_recurrence(

@@ -232,9 +232,24 @@ def _graph_backward(saved, grads):
             *gradients.initial_scores, *gradients.initials, *([None] * len(written)))
 
 
-# the CUDA graphs of this loop (`step_graphs`), one per shape: T is also the encoding memory's slot count, so
-# padding it would need the memories' shapes too
-_GRAPHS = StepGraphs("nse", _graph_forward, _graph_backward)
+def _length_dims(args):
+    """The lengths the graphs pad (`step_graphs`): T (group 0) and each memory's slot count l_n (group n + 1), in
+    the arguments of `_NseRecurrence.apply` and in its outputs (values, keys, and the written memories' a_T and
+    W_T). Padded steps and slots are masked, which changes no real output (the encoder's padding invariance)."""
+    written = args[8]
+    count = len(written)
+    steps = {1: 0}
+    arg_dims = [steps, steps, steps, steps if args[3] is not None else {}, {}, {}, {}, {}, {}, {}]
+    arg_dims += [{1: n + 1, 2: 0} for n in range(count)]  # S0: (B, l, T)
+    arg_dims += [{1: n + 1} for n in range(count)] * 2  # M_0: (B, l, k); slot masks: (B, l)
+    written_memories = [n for n in range(count) if written[n]]
+    output_dims = [steps] + [{1: 0, 2: n + 1} for n in range(count)]  # values (B, T, k); keys (B, T, l)
+    output_dims += [{1: n + 1} for n in written_memories] + [{1: n + 1, 2: 0} for n in written_memories]
+    return arg_dims, output_dims
+
+
+# the CUDA graphs of this loop (`step_graphs`)
+_GRAPHS = StepGraphs("nse", _graph_forward, _graph_backward, length_dims=_length_dims)
 
 
 def nse_recurrence(

@@ -17,10 +17,10 @@ How, per fast path and per key (the tensor arguments' shapes, dtypes and device,
   encoder before one backward). A backward copies its call's saved state and output gradients back in, replays, and
   clones the input gradients (autograd may keep one as a parameter's `.grad`). These copies are a fixed number of
   memcpy-like launches whatever T is.
-- With `arg_time_dims` (the LSTMN), the length is padded up to a multiple of `MEMPLUGINS_CUDA_GRAPH_BUCKET`
-  (default 8) with masked steps, and outputs and gradients are cut back. This is exact for a fast path whose masked
-  trailing steps change no real output and add nothing to any gradient (the padding invariance its tests check),
-  and it keeps one graph pair per bucket instead of one per length.
+- Lengths (T, and the NSE's memory slots) are padded up to a multiple of `MEMPLUGINS_CUDA_GRAPH_BUCKET` (default 8)
+  with masked steps and slots, and outputs and gradients are cut back. This is exact for a fast path whose masked
+  trailing steps and slots change no real output and add nothing to any gradient (the padding invariance its
+  tests check), and it keeps one graph pair per bucket instead of one per length.
 
 Why it equals the eager fast path: a replay performs exactly the launches of the eager loop on the same values,
 with one difference. While capturing, `step_is_full` reports every step as possibly padded (its host
@@ -31,7 +31,7 @@ two forwards before one backward, retained graphs, `no_grad`, bucket padding, th
 captures real graphs on CUDA.
 
 Costs: memory (a key keeps its graphs' pools and static buffers, about three times one call's saved state) and the
-capture of each new key (about three eager calls). At most `MEMPLUGINS_CUDA_GRAPH_CACHE` keys (default 32) are kept
+capture of each new key (about three eager calls). At most `MEMPLUGINS_CUDA_GRAPH_CACHE` keys (default 64) are kept
 per fast path; the least recently used goes first. Not graphed: the tree LSTM (its launches follow each batch's tree
 shapes), anything off CUDA, and calls made while another graph is being captured (the eager loop itself is
 capturable then, through `step_is_full`).
@@ -39,7 +39,7 @@ capturable then, through `step_is_full`).
 import collections
 import os
 import threading
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -79,10 +79,16 @@ def _positive_int(name: str, default: int) -> int:
     return int(value)
 
 
-def _cut(tensor: torch.Tensor, dims: Sequence[int], length: int) -> torch.Tensor:
+Dims = Dict[int, int]  # a tensor's padded dimensions: dimension -> length group
+
+
+def _cut(tensor: torch.Tensor, dims: Dims, lengths: Optional[Dict[int, int]]) -> torch.Tensor:
+    """The front of `tensor` that holds the real lengths (the whole tensor without padding)."""
+    if not lengths or not dims:
+        return tensor
     index: List[Any] = [slice(None)] * tensor.dim()
-    for dim in dims:
-        index[dim] = slice(0, length)
+    for dim, group in dims.items():
+        index[dim] = slice(0, lengths[group])
     return tensor[tuple(index)]
 
 
@@ -145,19 +151,18 @@ class StepGraphs:
     backward: `(saved, grads) -> input gradients`, one per argument (None where there is none); grads has one
         tensor per output (zeros for the non-differentiable ones). It must not change `saved` in place.
     non_differentiable: indices of outputs that carry no gradient.
-    arg_time_dims, output_time_dims: per argument and per output, the dimensions of length T (padded to a bucket
-        and cut back); None: no padding, one key per length.
+    length_dims: `(args) -> (per argument, per output: {dimension: length group})`, the dimensions that hold a
+        length (T, a memory's slots): each group is padded to a bucket and cut back. None: no padding, one key per
+        shape.
     """
 
     def __init__(self, name: str, forward: Callable, backward: Callable, non_differentiable: Sequence[int] = (),
-                 arg_time_dims: Optional[Sequence[Sequence[int]]] = None,
-                 output_time_dims: Optional[Sequence[Sequence[int]]] = None) -> None:
+                 length_dims: Optional[Callable[[Sequence[Any]], Tuple[List[Dims], List[Dims]]]] = None) -> None:
         self.name = name
         self.forward = forward
         self.backward = backward
         self.non_differentiable = tuple(non_differentiable)
-        self.arg_time_dims = arg_time_dims
-        self.output_time_dims = output_time_dims
+        self.length_dims = length_dims
         self.cache: "collections.OrderedDict[Any, _Entry]" = collections.OrderedDict()
         self.captures = 0  # graphs captured so far (forward and backward): for tests and benchmarks
 
@@ -168,49 +173,55 @@ class StepGraphs:
         return tensor.is_cuda or (SIMULATE_ON_CPU and tensor.device.type == "cpu")
 
     def __call__(self, args: Sequence[Any], needs_backward: bool) -> Tuple[torch.Tensor, ...]:
-        entry, length = self._entry(args)
+        entry, lengths = self._entry(args)
         if needs_backward:
-            return _GraphedLoop.apply(entry, length, *args)
-        return entry.forward(args, length, keep_saved=False)[0]
+            return _GraphedLoop.apply(entry, lengths, *args)
+        return entry.forward(args, lengths, keep_saved=False)[0]
 
-    def _entry(self, args: Sequence[Any]) -> Tuple["_Entry", Optional[int]]:
-        length, bucket = None, None
-        if self.arg_time_dims is not None:
+    def _entry(self, args: Sequence[Any]) -> Tuple["_Entry", Optional[Dict[int, int]]]:
+        arg_dims: List[Dims] = [{} for _ in args]
+        output_dims: List[Dims] = []
+        lengths: Optional[Dict[int, int]] = None
+        buckets: Dict[int, int] = {}
+        if self.length_dims is not None:
+            arg_dims, output_dims = self.length_dims(args)
+            lengths = {}
+            for arg, dims in zip(args, arg_dims):
+                for dim, group in dims.items():
+                    lengths.setdefault(group, arg.size(dim))
             step = _positive_int("MEMPLUGINS_CUDA_GRAPH_BUCKET", 8)
-            length = next(a.size(d[0]) for a, d in zip(args, self.arg_time_dims) if d and isinstance(a, torch.Tensor))
-            bucket = -(-length // step) * step
-        key = tuple(
-            (tuple(bucket if self._is_time_dim(i, d) else s for d, s in enumerate(a.size())), a.dtype, a.device)
-            if isinstance(a, torch.Tensor) else ("value", a)
-            for i, a in enumerate(args)
-        )
+            buckets = {group: -(-length // step) * step for group, length in lengths.items()}
+
+        def padded_size(tensor: torch.Tensor, dims: Dims) -> Tuple[int, ...]:
+            return tuple(buckets[dims[d]] if d in dims else size for d, size in enumerate(tensor.size()))
+
+        key = tuple((padded_size(a, dims), a.dtype, a.device) if isinstance(a, torch.Tensor) else ("value", a)
+                    for a, dims in zip(args, arg_dims))
         entry = self.cache.get(key)
         if entry is None:
-            entry = _Entry(self, args, bucket)
+            static_args = [a.new_zeros(padded_size(a, dims)) if isinstance(a, torch.Tensor) else a
+                           for a, dims in zip(args, arg_dims)]
+            entry = _Entry(self, static_args, arg_dims, output_dims)
             self.cache[key] = entry
-            while len(self.cache) > _positive_int("MEMPLUGINS_CUDA_GRAPH_CACHE", 32):
+            while len(self.cache) > _positive_int("MEMPLUGINS_CUDA_GRAPH_CACHE", 64):
                 self.cache.popitem(last=False)
         self.cache.move_to_end(key)
-        return entry, length
-
-    def _is_time_dim(self, arg: int, dim: int) -> bool:
-        return self.arg_time_dims is not None and dim in self.arg_time_dims[arg]
+        return entry, lengths
 
 
 class _Entry:
     """One key's static buffers and graphs."""
 
-    def __init__(self, graphs: StepGraphs, args: Sequence[Any], bucket: Optional[int]) -> None:
+    def __init__(self, graphs: StepGraphs, static_args: List[Any], arg_dims: List[Dims],
+                 output_dims: List[Dims]) -> None:
         self.graphs = graphs
-        self.device = next(a for a in args if isinstance(a, torch.Tensor)).device
-        self.static_args = [
-            a.new_zeros(tuple(bucket if graphs._is_time_dim(i, d) else s for d, s in enumerate(a.size())))
-            if isinstance(a, torch.Tensor) else a
-            for i, a in enumerate(args)
-        ]
+        self.static_args = static_args
+        self.arg_dims = arg_dims
+        self.device = next(a for a in static_args if isinstance(a, torch.Tensor)).device
         self.replay_forward, (outputs, saved) = _capture(lambda: graphs.forward(*self.static_args), self.device)
         graphs.captures += 1
         self.static_outputs: Tuple[torch.Tensor, ...] = tuple(outputs)
+        self.output_dims = output_dims or [{} for _ in self.static_outputs]
         self.static_saved = saved
         # the saved tensors a call must keep for its backward: neither arguments (the call keeps its own) nor
         # repeated
@@ -228,46 +239,40 @@ class _Entry:
         self.static_grads: List[torch.Tensor] = []
         self.static_input_grads: Tuple[Optional[torch.Tensor], ...] = ()
 
-    def _time_dims(self, dims: Optional[Sequence[Sequence[int]]], index: int) -> Sequence[int]:
-        return () if dims is None else dims[index]
-
-    def _load(self, statics: Sequence[Any], values: Sequence[Any], dims: Optional[Sequence[Sequence[int]]],
-              length: Optional[int]) -> None:
-        """Copies values into the static tensors; a shorter value fills the front of its time dimensions, the rest
-        is zeroed (masked steps, zero gradients)."""
+    @staticmethod
+    def _load(statics: Sequence[Any], values: Sequence[Any], dims: Sequence[Dims],
+              lengths: Optional[Dict[int, int]]) -> None:
+        """Copies values into the static tensors; a shorter value fills the front of its padded dimensions, the
+        rest is zeroed (masked steps and slots, zero gradients)."""
         destinations, sources = [], []
-        for index, (static, value) in enumerate(zip(statics, values)):
+        for static, value, value_dims in zip(statics, values, dims):
             if not isinstance(static, torch.Tensor):
                 continue
             if value is None:  # an output that got no gradient
                 static.zero_()
             elif value.size() != static.size():
                 static.zero_()
-                _cut(static, self._time_dims(dims, index), length).copy_(value)
+                _cut(static, value_dims, lengths).copy_(value)
             else:
                 destinations.append(static)
                 sources.append(value)
         _copy_all(destinations, sources)
 
-    def forward(self, args: Sequence[Any], length: Optional[int], keep_saved: bool):
-        graphs = self.graphs
-        self._load(self.static_args, args, graphs.arg_time_dims, length)
+    def forward(self, args: Sequence[Any], lengths: Optional[Dict[int, int]], keep_saved: bool):
+        self._load(self.static_args, args, self.arg_dims, lengths)
         self.replay_forward()
-        whole = [length is None or o.size() == _cut(o, self._time_dims(graphs.output_time_dims, n), length).size()
-                 for n, o in enumerate(self.static_outputs)]
-        outputs = _clone_all([
-            o if whole[n] else _cut(o, self._time_dims(graphs.output_time_dims, n), length)
-            for n, o in enumerate(self.static_outputs)
-        ])
+        cut = [_cut(o, dims, lengths) for o, dims in zip(self.static_outputs, self.output_dims)]
+        outputs = _clone_all(cut)
         if not keep_saved:
             return tuple(outputs), None
+        whole = [c.size() == o.size() for c, o in zip(cut, self.static_outputs)]
         shared = [n is not None and whole[n] for n in self.kept_output]
         copies = iter(_clone_all([leaf for leaf, s in zip(self.kept, shared) if not s]))
         kept = [outputs[n] if s else next(copies) for n, s in zip(self.kept_output, shared)]
         return tuple(outputs), kept
 
     def backward(self, args: Sequence[Any], kept: Sequence[torch.Tensor], grads: Sequence[Optional[torch.Tensor]],
-                 length: Optional[int]) -> List[Optional[torch.Tensor]]:
+                 lengths: Optional[Dict[int, int]]) -> List[Optional[torch.Tensor]]:
         graphs = self.graphs
         if self.replay_backward is None:
             self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
@@ -275,17 +280,13 @@ class _Entry:
                 lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), self.device
             )
             graphs.captures += 1
-        self._load(self.static_args, args, graphs.arg_time_dims, length)
+        self._load(self.static_args, args, self.arg_dims, lengths)
         _copy_all(self.kept, list(kept))
         grads = [None if n in graphs.non_differentiable else g for n, g in enumerate(grads)]
-        self._load(self.static_grads, grads, graphs.output_time_dims, length)
+        self._load(self.static_grads, grads, self.output_dims, lengths)
         self.replay_backward()
         present = [n for n, g in enumerate(self.static_input_grads) if g is not None]
-        copies = _clone_all([
-            _cut(self.static_input_grads[n], self._time_dims(graphs.arg_time_dims, n), length)
-            if length is not None else self.static_input_grads[n]
-            for n in present
-        ])
+        copies = _clone_all([_cut(self.static_input_grads[n], self.arg_dims[n], lengths) for n in present])
         gradients: List[Optional[torch.Tensor]] = [None] * len(args)
         for n, copy in zip(present, copies):
             gradients[n] = copy
@@ -294,9 +295,9 @@ class _Entry:
 
 class _GraphedLoop(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, entry: _Entry, length: Optional[int], *args):
-        outputs, kept = entry.forward(args, length, keep_saved=True)
-        ctx.entry, ctx.length = entry, length
+    def forward(ctx, entry: _Entry, lengths: Optional[Dict[int, int]], *args):
+        outputs, kept = entry.forward(args, lengths, keep_saved=True)
+        ctx.entry, ctx.lengths = entry, lengths
         ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
         ctx.constants = [a for a in args if not isinstance(a, torch.Tensor)]
         ctx.save_for_backward(*(a for a in args if isinstance(a, torch.Tensor)), *kept)
@@ -312,4 +313,4 @@ class _GraphedLoop(torch.autograd.Function):
         tensors, constants = iter(saved), iter(ctx.constants)
         args = [next(tensors) if is_tensor else next(constants) for is_tensor in ctx.is_tensor]
         kept = saved[sum(ctx.is_tensor):]
-        return (None, None, *ctx.entry.backward(args, kept, grads, ctx.length))
+        return (None, None, *ctx.entry.backward(args, kept, grads, ctx.lengths))

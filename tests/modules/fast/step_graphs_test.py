@@ -10,6 +10,7 @@ import collections
 import pytest
 import torch
 
+from memplugins.encoders import NseEncoder
 from memplugins.modules import LstmnLayer
 from memplugins.modules.fast import lstmn as fast_lstmn
 from memplugins.modules.fast import nse as fast_nse
@@ -116,6 +117,27 @@ def test_lengths_share_a_bucket_and_are_cut_back(graphs, monkeypatch):
         assert_all_equal(outputs, expected_outputs)
         assert_all_equal(grads, expected_grads)
         assert len(GRAPHS["lstmn"].cache) == entries
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["written", "read-only"])
+def test_nse_steps_and_memory_slots_share_buckets(written, graphs, monkeypatch):
+    """The NSE pads T and each memory's slots (an MMA-NSE extra memory, written or read-only) to their buckets."""
+    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1, write_extra_memories=written).double(), seed=2)
+    for (num_steps, slots), entries in [((7, 3), 1), ((5, 8), 1), ((9, 3), 2), ((2, 11), 3)]:
+        x, mask = padded([num_steps, 1, max(num_steps - 2, 1)], 5, seed=num_steps)
+        extra, extra_mask = padded([slots, max(slots - 3, 1), 1], 4, seed=slots, garbage=0.0)
+
+        def run():
+            output = encoder.encode(x, mask, [(extra, extra_mask)])
+            outputs = [output.hidden, output.memory, output.keys, output.extra_memories[0], output.extra_keys[0]]
+            loss = sum((t.tanh() * (n + 1)).sum() for n, t in enumerate(outputs))
+            return outputs, torch.autograd.grad(loss, [x, extra, *encoder.parameters()])
+
+        expected_outputs, expected_grads = eager(monkeypatch, run)
+        outputs, grads = run()
+        assert_all_equal(outputs, expected_outputs)
+        assert_all_equal(grads, expected_grads)
+        assert len(GRAPHS["nse"].cache) == entries
 
 
 def test_the_cache_keeps_the_most_recent_keys(graphs, monkeypatch):
