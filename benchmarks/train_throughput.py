@@ -22,6 +22,8 @@ data pipeline bounds is seen beside the model's.
         [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...] [--conditions quiet busy]
 
 `--conditions busy` trains while a second single-thread process competes for the machine (`benchmarks/load.py`).
+`--num-workers N` sets every config's `data_loader.num_workers` (AllenNLP's multi-process loading; our readers
+shard by worker), to see how much of an epoch the single-process data pipeline bounds.
 `--epochs N` trains N epochs and reports the last one (what a long run sees once the first epoch's one-time work,
 such as capturing CUDA graphs under `MEMPLUGINS_CUDA_GRAPHS=1`, is done); with graphs on, a column counts the graphs
 captured in the whole run.
@@ -132,6 +134,7 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="*", default=["quiet"], help="quiet and/or busy (benchmarks/load.py)")
     parser.add_argument("--loader", action="store_true", help="also time the data loader alone (see above)")
     parser.add_argument("--epochs", type=int, default=1, help="train this many epochs, report the last (see above)")
+    parser.add_argument("--num-workers", type=int, default=0, help="data loader worker processes (see above)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
@@ -149,6 +152,11 @@ def main() -> None:
 
     import memplugins  # noqa: F401
 
+    import nltk
+
+    from memplugins.cli import _offline_nltk_download
+
+    nltk.download = _offline_nltk_download  # as the memplugins command: allennlp-models asks nltk to download
     import_plugins()
     logging.disable(logging.INFO)
     with gzip.open(snli, "rt", encoding="utf-8") as f:
@@ -167,7 +175,8 @@ def main() -> None:
             print(f"\n{condition}: one epoch of {what}, batch size {args.batch_size}, {where}, "
                   f"torch {torch.__version__}")
             graphs = os.environ.get("MEMPLUGINS_CUDA_GRAPHS") == "1"
-            print(f"(epoch {args.epochs} of {args.epochs})" if args.epochs > 1 else "")
+            print((f"(epoch {args.epochs} of {args.epochs})" if args.epochs > 1 else "")
+                  + (f"(data loader workers: {args.num_workers})" if args.num_workers else ""))
             print("| config | AMP | instances/s | epoch s |" + (" peak GPU MB |" if cuda else "")
                   + (" loader alone s |" if args.loader else "") + (" graphs captured |" if graphs else ""))
             print("|---|---|---:|---:|" + ("---:|" if cuda else "") + ("---:|" if args.loader else "")
@@ -184,6 +193,8 @@ def main() -> None:
                     params["trainer"]["num_epochs"] = args.epochs
                     params["trainer"].pop("patience", None)
                     set_batch_size(params, args.batch_size)
+                    if args.num_workers:
+                        params["data_loader"]["num_workers"] = args.num_workers
                     if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
                         params["dataset_reader"]["use_subtrees"] = False
                     loader_params = params.duplicate()

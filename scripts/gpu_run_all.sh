@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs]   (no argument: all five, in that order)
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers]   (no argument: all six)
 #     check       versions and the device, then the requires_gpu tests and the fast-path tests on CUDA
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
@@ -9,6 +9,8 @@
 #                 data loader's own time beside each epoch
 #     graphs      the same for our two configs and esim with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA
 #                 graphs), two epochs, the second reported (the first captures the graphs), with the captures counted
+#     workers     the throughput phase's four configs with two data loader worker processes (how much the
+#                 single-process data pipeline bounds each)
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -20,9 +22,9 @@ OUT="${OUT:-$ROOT/gpu-results}"
 PYTHON="${PYTHON:-python3}"
 PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs)
+[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs|workers) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -85,7 +87,13 @@ graphs() {
       --cuda-device 0 --amp both --epochs 2 --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)"
 }
 
-export -f check encoders tree throughput graphs
+workers() {
+  "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both \
+      --num-workers 2 --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" \
+      "decomposable_attention (allennlp-models)"
+}
+
+export -f check encoders tree throughput graphs workers
 export PYTHON ROOT
 status=0
 for phase in "${phases[@]}"; do

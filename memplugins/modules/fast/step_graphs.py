@@ -33,8 +33,8 @@ captures real graphs on CUDA.
 Costs: memory (a key keeps its graphs' pools and static buffers, about three times one call's saved state) and the
 capture of each new key (about three eager calls). At most `MEMPLUGINS_CUDA_GRAPH_CACHE` keys (default 64) are kept
 per fast path; the least recently used goes first. Not graphed: the tree LSTM (its launches follow each batch's tree
-shapes), anything off CUDA, and calls made while another graph is being captured (the eager loop itself is
-capturable then, through `step_is_full`).
+shapes), anything off CUDA, calls under `torch.inference_mode` (`no_grad` is graphed), and calls made while another
+graph is being captured (the eager loop itself is capturable then, through `step_is_full`).
 """
 import collections
 import os
@@ -167,7 +167,8 @@ class StepGraphs:
         self.captures = 0  # graphs captured so far (forward and backward): for tests and benchmarks
 
     def applies(self, args: Sequence[Any]) -> bool:
-        if not enabled() or capturing():
+        # not under inference_mode: static buffers made there could not be written outside it later
+        if not enabled() or capturing() or torch.is_inference_mode_enabled():
             return False
         tensor = next(a for a in args if isinstance(a, torch.Tensor))
         return tensor.is_cuda or (SIMULATE_ON_CPU and tensor.device.type == "cpu")

@@ -178,6 +178,20 @@ def test_off_without_the_variable_or_off_cuda(monkeypatch):
     assert not fast_lstmn._GRAPHS.cache
 
 
+def test_inference_mode_runs_the_eager_loop(graphs, monkeypatch):
+    """Static buffers made under inference_mode could not be written outside it: such calls are not graphed, and
+    training afterwards still is."""
+    case = lstmn_case()
+    with torch.inference_mode():
+        got = case.run()
+    assert not GRAPHS["lstmn"].cache
+    with torch.no_grad():
+        expected = eager(monkeypatch, case.run)
+    assert_all_equal(got, expected)
+    loss_and_gradients(case)
+    assert GRAPHS["lstmn"].captures == 2
+
+
 def test_a_bad_bucket_size_is_refused_by_name(graphs, monkeypatch):
     monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPH_BUCKET", "0")
     with pytest.raises(ValueError, match="MEMPLUGINS_CUDA_GRAPH_BUCKET='0'"):
