@@ -76,8 +76,13 @@ def _loss(module, inputs, mask):
     return module(inputs, mask).square().mean()
 
 
-def _worker(rank: int, port: int, results):
+def _worker(rank: int, port: int, results, graphs: bool = False):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if graphs:  # the step loops through `step_graphs`, with its CPU simulation of the capture
+        from memplugins.modules.fast import step_graphs
+
+        os.environ["MEMPLUGINS_CUDA_GRAPHS"] = "1"
+        step_graphs.SIMULATE_ON_CPU = True
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE)
     try:
@@ -89,16 +94,24 @@ def _worker(rank: int, port: int, results):
                 model.zero_grad()
                 _loss(model, inputs[shard], mask[shard]).backward()
             results[(name, rank)] = {n: p.grad.clone() for n, p in module.named_parameters()}
+        if graphs:
+            from memplugins.modules.fast import lstmn, nse
+
+            results[("captures", rank)] = (lstmn._GRAPHS.captures, nse._GRAPHS.captures)
     finally:
         dist.destroy_process_group()
 
 
-def test_ddp_gradients_equal_single_process_gradients():
+@pytest.mark.parametrize("graphs", [False, True], ids=["eager", "step_graphs"])
+def test_ddp_gradients_equal_single_process_gradients(graphs):
     """DDP all-reduces a parameter's gradient when autograd accumulates it; the fast paths' weight gradients arrive
-    as one product after all steps, so this checks that they are reduced, and reduced once."""
+    as one product after all steps, so this checks that they are reduced, and reduced once. Also with the step loops
+    as (simulated) CUDA graphs, whose backward returns its gradients from a replay."""
     port = free_port()
     results = mp.Manager().dict()
-    mp.spawn(_worker, args=(port, results), nprocs=WORLD_SIZE, join=True)
+    mp.spawn(_worker, args=(port, results, graphs), nprocs=WORLD_SIZE, join=True)
+    if graphs:  # forward and backward graphs of both LSTMN layers (one bucket) and of the NSE
+        assert all(results[("captures", rank)] == (2, 2) for rank in range(WORLD_SIZE))
     inputs, mask = _batch()
     for name, module in _encoders().items():
         # DDP averages the ranks' gradients: the mean of the two half-batch losses' gradients
