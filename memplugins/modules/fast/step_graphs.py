@@ -219,8 +219,7 @@ class _Entry:
         self.static_args = static_args
         self.arg_dims = arg_dims
         self.device = next(a for a in static_args if isinstance(a, torch.Tensor)).device
-        self.replay_forward, (outputs, saved) = _capture(lambda: graphs.forward(*self.static_args), self.device)
-        graphs.captures += 1
+        self.replay_forward, (outputs, saved) = self._record(lambda: graphs.forward(*self.static_args), "forward")
         self.static_outputs: Tuple[torch.Tensor, ...] = tuple(outputs)
         self.output_dims = output_dims or [{} for _ in self.static_outputs]
         self.static_saved = saved
@@ -239,6 +238,18 @@ class _Entry:
         self.replay_backward: Optional[Callable[[], None]] = None
         self.static_grads: List[torch.Tensor] = []
         self.static_input_grads: Tuple[Optional[torch.Tensor], ...] = ()
+
+    def _record(self, function: Callable[[], Any], what: str) -> Tuple[Callable[[], None], Any]:
+        """`_capture`, with an error that names the switch."""
+        try:
+            replay, result = _capture(function, self.device)
+        except Exception as error:
+            raise RuntimeError(
+                f"MEMPLUGINS_CUDA_GRAPHS=1: capturing the {self.graphs.name} loop's {what} as a CUDA graph failed "
+                f"({type(error).__name__}: {error}); unset MEMPLUGINS_CUDA_GRAPHS to run the eager loop"
+            ) from error
+        self.graphs.captures += 1
+        return replay, result
 
     @staticmethod
     def _load(statics: Sequence[Any], values: Sequence[Any], dims: Sequence[Dims],
@@ -277,10 +288,9 @@ class _Entry:
         graphs = self.graphs
         if self.replay_backward is None:
             self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
-            self.replay_backward, self.static_input_grads = _capture(
-                lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), self.device
+            self.replay_backward, self.static_input_grads = self._record(
+                lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), "backward"
             )
-            graphs.captures += 1
         self._load(self.static_args, args, self.arg_dims, lengths)
         _copy_all(self.kept, list(kept))
         grads = [None if n in graphs.non_differentiable else g for n, g in enumerate(grads)]

@@ -192,6 +192,17 @@ def test_inference_mode_runs_the_eager_loop(graphs, monkeypatch):
     assert GRAPHS["lstmn"].captures == 2
 
 
+@pytest.mark.parametrize("what", ["forward", "backward"])
+def test_a_failed_capture_names_the_switch(what, graphs, monkeypatch):
+    def broken(*args):
+        raise ValueError("not capturable")
+
+    monkeypatch.setattr(GRAPHS["lstmn"], what, broken)
+    with pytest.raises(RuntimeError, match=f"MEMPLUGINS_CUDA_GRAPHS=1: capturing the lstmn loop's {what} as a CUDA "
+                                           "graph failed .ValueError: not capturable.; unset MEMPLUGINS_CUDA_GRAPHS"):
+        loss_and_gradients(lstmn_case())
+
+
 def test_a_bad_bucket_size_is_refused_by_name(graphs, monkeypatch):
     monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPH_BUCKET", "0")
     with pytest.raises(ValueError, match="MEMPLUGINS_CUDA_GRAPH_BUCKET='0'"):
