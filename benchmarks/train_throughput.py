@@ -73,6 +73,24 @@ def seconds(duration: str) -> float:
     return int(h) * 3600 + int(m) * 60 + float(s)
 
 
+def training_params(config: str, args, amp: bool):
+    """The config with this benchmark's settings: no validation, the epochs, batch size, AMP, loader workers."""
+    from allennlp.common import Params
+
+    params = Params.from_file(config)
+    params.pop("validation_data_path", None)
+    params["trainer"]["cuda_device"] = args.cuda_device
+    params["trainer"]["use_amp"] = amp
+    params["trainer"]["num_epochs"] = args.epochs
+    params["trainer"].pop("patience", None)
+    set_batch_size(params, args.batch_size)
+    if args.num_workers:
+        params["data_loader"]["num_workers"] = args.num_workers
+    if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
+        params["dataset_reader"]["use_subtrees"] = False
+    return params
+
+
 def last_epoch_seconds(serialization_dir: Path, epochs: int) -> float:
     """The last epoch's training time (the per-epoch metrics hold the time since training began)."""
     def elapsed(epoch: int) -> float:
@@ -147,7 +165,6 @@ def main() -> None:
 
     import torch
     from allennlp.commands.train import train_model
-    from allennlp.common import Params
     from allennlp.common.plugins import import_plugins
 
     import memplugins  # noqa: F401
@@ -172,7 +189,8 @@ def main() -> None:
             if not names:
                 continue
             what = f"SNLI dev ({instances} pairs)" if task == "snli" else f"SST train, binary ({instances} sentences)"
-            print(f"\n{condition}: one epoch of {what}, batch size {args.batch_size}, {where}, "
+            epochs = "one epoch" if args.epochs == 1 else f"{args.epochs} epochs"
+            print(f"\n{condition}: {epochs} of {what}, batch size {args.batch_size}, {where}, "
                   f"torch {torch.__version__}")
             graphs = os.environ.get("MEMPLUGINS_CUDA_GRAPHS") == "1"
             print((f"(epoch {args.epochs} of {args.epochs})" if args.epochs > 1 else "")
@@ -186,17 +204,7 @@ def main() -> None:
                     if cuda:
                         torch.cuda.empty_cache()
                         torch.cuda.reset_peak_memory_stats(args.cuda_device)
-                    params = Params.from_file(configs[name])
-                    params.pop("validation_data_path", None)
-                    params["trainer"]["cuda_device"] = args.cuda_device
-                    params["trainer"]["use_amp"] = amp
-                    params["trainer"]["num_epochs"] = args.epochs
-                    params["trainer"].pop("patience", None)
-                    set_batch_size(params, args.batch_size)
-                    if args.num_workers:
-                        params["data_loader"]["num_workers"] = args.num_workers
-                    if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
-                        params["dataset_reader"]["use_subtrees"] = False
+                    params = training_params(configs[name], args, amp)
                     loader_params = params.duplicate()
                     captures_before = graph_captures()
                     with tempfile.TemporaryDirectory() as out:

@@ -111,7 +111,7 @@ def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
     import collections
 
     from memplugins.modules.fast import lstmn, nse
-    from tests.modules.fast.cases import CASES, loss_and_gradients
+    from tests.modules.fast.cases import CASES
 
     graphs = {"lstmn": lstmn._GRAPHS, "nse": nse._GRAPHS}[name]
     monkeypatch.setattr(graphs, "cache", collections.OrderedDict())
