@@ -14,7 +14,8 @@ How, per fast path and per key (the tensor arguments' shapes, dtypes and device,
   state and static output gradients.
 - Every call copies its arguments into the static ones, replays, and clones what it returns and what its backward
   needs: a call's saved state must outlive later calls (a pair model encodes premise and hypothesis with the same
-  encoder before one backward). A backward copies its call's saved state and output gradients back in, replays, and
+  encoder before one backward). Of its arguments, a call keeps only those in the saved state (the backward reads
+  nothing else). A backward copies these, the call's saved state and the output gradients back in, replays, and
   clones the input gradients (autograd may keep one as a parameter's `.grad`). These copies are a fixed number of
   memcpy-like launches whatever T is.
 - Lengths (T, and the NSE's memory slots) are padded up to a multiple of `MEMPLUGINS_CUDA_GRAPH_BUCKET` (default 8)
@@ -223,13 +224,14 @@ class _Entry:
         self.static_outputs: Tuple[torch.Tensor, ...] = tuple(outputs)
         self.output_dims = output_dims or [{} for _ in self.static_outputs]
         self.static_saved = saved
-        # the saved tensors a call must keep for its backward: neither arguments (the call keeps its own) nor
-        # repeated
-        argument_ids = {id(a) for a in self.static_args if isinstance(a, torch.Tensor)}
-        seen = set()
+        # what a call must keep for its backward (which reads only `saved`): the arguments among the saved tensors
+        # (by position: the call keeps its own), and the other saved tensors, once each
+        saved_ids = {id(leaf) for leaf in _tensors(saved)}
+        self.saved_args = [i for i, a in enumerate(self.static_args) if id(a) in saved_ids]
+        seen = {id(self.static_args[i]) for i in self.saved_args}
         self.kept: List[torch.Tensor] = []
         for leaf in _tensors(saved):
-            if id(leaf) not in argument_ids and id(leaf) not in seen:
+            if id(leaf) not in seen:
                 seen.add(id(leaf))
                 self.kept.append(leaf)
         # a kept tensor that is also an output is not copied twice where the output is returned whole
@@ -283,22 +285,25 @@ class _Entry:
         kept = [outputs[n] if s else next(copies) for n, s in zip(self.kept_output, shared)]
         return tuple(outputs), kept
 
-    def backward(self, args: Sequence[Any], kept: Sequence[torch.Tensor], grads: Sequence[Optional[torch.Tensor]],
+    def backward(self, saved_args: Sequence[torch.Tensor], kept: Sequence[torch.Tensor],
+                 grads: Sequence[Optional[torch.Tensor]],
                  lengths: Optional[Dict[int, int]]) -> List[Optional[torch.Tensor]]:
+        """saved_args: the call's arguments at `self.saved_args`; kept: what `forward` kept."""
         graphs = self.graphs
         if self.replay_backward is None:
             self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
             self.replay_backward, self.static_input_grads = self._record(
                 lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), "backward"
             )
-        self._load(self.static_args, args, self.arg_dims, lengths)
+        self._load([self.static_args[i] for i in self.saved_args], saved_args,
+                   [self.arg_dims[i] for i in self.saved_args], lengths)
         _copy_all(self.kept, list(kept))
         grads = [None if n in graphs.non_differentiable else g for n, g in enumerate(grads)]
         self._load(self.static_grads, grads, self.output_dims, lengths)
         self.replay_backward()
         present = [n for n, g in enumerate(self.static_input_grads) if g is not None]
         copies = _clone_all([_cut(self.static_input_grads[n], self.arg_dims[n], lengths) for n in present])
-        gradients: List[Optional[torch.Tensor]] = [None] * len(args)
+        gradients: List[Optional[torch.Tensor]] = [None] * len(self.static_args)
         for n, copy in zip(present, copies):
             gradients[n] = copy
         return gradients
@@ -309,9 +314,7 @@ class _GraphedLoop(torch.autograd.Function):
     def forward(ctx, entry: _Entry, lengths: Optional[Dict[int, int]], *args):
         outputs, kept = entry.forward(args, lengths, keep_saved=True)
         ctx.entry, ctx.lengths = entry, lengths
-        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
-        ctx.constants = [a for a in args if not isinstance(a, torch.Tensor)]
-        ctx.save_for_backward(*(a for a in args if isinstance(a, torch.Tensor)), *kept)
+        ctx.save_for_backward(*(args[i] for i in entry.saved_args), *kept)
         non_differentiable = [outputs[n] for n in entry.graphs.non_differentiable]
         if non_differentiable:
             ctx.mark_non_differentiable(*non_differentiable)
@@ -320,8 +323,5 @@ class _GraphedLoop(torch.autograd.Function):
     @staticmethod
     @first_order_backward
     def backward(ctx, *grads):
-        saved = ctx.saved_tensors
-        tensors, constants = iter(saved), iter(ctx.constants)
-        args = [next(tensors) if is_tensor else next(constants) for is_tensor in ctx.is_tensor]
-        kept = saved[sum(ctx.is_tensor):]
-        return (None, None, *ctx.entry.backward(args, kept, grads, ctx.lengths))
+        saved, count = ctx.saved_tensors, len(ctx.entry.saved_args)
+        return (None, None, *ctx.entry.backward(saved[:count], saved[count:], grads, ctx.lengths))

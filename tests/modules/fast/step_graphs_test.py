@@ -61,8 +61,9 @@ def test_two_forwards_before_one_backward(name, graphs, monkeypatch):
     """A pair model runs the encoder twice before its backward: each call's saved state must outlive the next
     replay, which overwrites the static buffers."""
     def twice():
-        # two modules with the same weights (one cache per fast path, so one graph entry) and different inputs
+        # two modules (one cache per fast path, so one graph entry) with different weights and inputs
         first, second = CASES[name](), CASES[name]()
+        randomize(second.module, seed=7)
         with torch.no_grad():
             second.leaves[0].mul_(-0.5).add_(0.25)
         first_outputs, second_outputs = first.run(), second.run()
