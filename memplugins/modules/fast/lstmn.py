@@ -169,20 +169,28 @@ class _Saved(NamedTuple):
 class _LstmnRecurrence(torch.autograd.Function):
     @staticmethod
     def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
-        saved: List[StepRead] = []
-        tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
-            query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, saved
-        )
-        ctx.saved = saved
-        ctx.has_addend = addend is not None
-        ctx.save_for_backward(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight)
+        (tape, attention), saved = _forward_keeping(query_from_input, gates_from_input, addend, mask, key_weight,
+                                                    scorer, summary_weight)
+        ctx.reads, ctx.has_addend = saved.reads, saved.has_addend
+        ctx.save_for_backward(*saved[:8])  # the tensors (the tape is an output: kept on ctx it would form a cycle)
         ctx.mark_non_differentiable(attention)
         return tape, attention
 
     @staticmethod
     @first_order_backward
     def backward(ctx, grad_tape: Optional[torch.Tensor], _grad_attention):
-        return _backward(_Saved(*ctx.saved_tensors, ctx.saved, ctx.has_addend), grad_tape)
+        return _backward(_Saved(*ctx.saved_tensors, ctx.reads, ctx.has_addend), grad_tape)
+
+
+def _forward_keeping(query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
+    """`_recurrence`, keeping what the backward reads: ((tape, attention), saved)."""
+    reads: List[StepRead] = []
+    tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
+        query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, reads
+    )
+    saved = _Saved(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads,
+                   addend is not None)
+    return (tape, attention), saved
 
 
 def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
@@ -259,16 +267,6 @@ def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
             grad_key_weight, grad_scorer, grad_summary_weight)
 
 
-def _graph_forward(query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
-    reads: List[StepRead] = []
-    tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
-        query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, reads
-    )
-    saved = _Saved(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads,
-                   addend is not None)
-    return (tape, attention), saved
-
-
 def _length_dims(args):
     """T (length group 0) is dimension 1 of the (B, T, .) inputs and the mask, of the tape, and dimensions 1 and 2
     of the attention."""
@@ -277,7 +275,7 @@ def _length_dims(args):
 
 
 # the CUDA graphs of this loop (`step_graphs`)
-_GRAPHS = StepGraphs("lstmn", _graph_forward, lambda saved, grads: _backward(saved, grads[0]),
+_GRAPHS = StepGraphs("lstmn", _forward_keeping, lambda saved, grads: _backward(saved, grads[0]),
                      non_differentiable=(1,), length_dims=_length_dims)
 
 

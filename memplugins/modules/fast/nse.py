@@ -185,51 +185,65 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
     return buffers.values, buffers.keys, decays, weights, buffers
 
 
-class _NseRecurrence(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
-                *memory_tensors):
-        count = len(written)
-        cell = CellWeights(compose_weight, weight_ih, weight_hh, bias)
-        saved: List[StepState] = []
-        values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, cell, compose,
-                                                          Memory.regroup(written, memory_tensors), saved)
-        # the outputs go through save_for_backward (kept on ctx they would form a reference cycle with their graph)
-        ctx.steps, ctx.buffers, ctx.written, ctx.compose = saved, buffers._replace(values=None, keys=None), written, compose
-        ctx.save_for_backward(queries, mask, dropout, *cell, values, *keys, *memory_tensors[: 2 * count])
-        return (values, *keys, *decays, *weights)
+class _Saved(NamedTuple):
+    """What the backward reads (from the forward; it changes none of it)."""
 
-    @staticmethod
-    @first_order_backward
-    def backward(ctx, grad_values, *grads):
-        count = len(ctx.written)
-        queries, mask, dropout, *rest = ctx.saved_tensors
-        cell, values, keys = CellWeights(*rest[:4]), rest[4], rest[5 : 5 + count]
-        initial_scores, initials = rest[5 + count : 5 + 2 * count], rest[5 + 2 * count :]
-        buffers = ctx.buffers._replace(values=values, keys=list(keys))
-        gradients = backward(queries, mask, dropout, cell, ctx.compose, ctx.written, list(initial_scores),
-                             list(initials), buffers, ctx.steps, grad_values, grads)
-        return (gradients.queries, gradients.compose_input, None, None, *gradients.weights, None, None,
-                *gradients.initial_scores, *gradients.initials, *([None] * count))
+    queries: torch.Tensor
+    mask: torch.BoolTensor
+    dropout: Optional[torch.Tensor]
+    cell: CellWeights
+    compose: str
+    written: Tuple[bool, ...]
+    initial_scores: List[torch.Tensor]
+    initials: List[torch.Tensor]
+    buffers: Buffers
+    steps: List[StepState]
 
 
-def _graph_forward(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
-                   *memory_tensors):
+def _forward_keeping(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
+                     *memory_tensors):
+    """`_forward` with `_NseRecurrence.apply`'s flat arguments, keeping what the backward reads: (outputs, saved)."""
     count, steps = len(written), []
     cell = CellWeights(compose_weight, weight_ih, weight_hh, bias)
     values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, cell, compose,
                                                       Memory.regroup(written, memory_tensors), steps)
-    saved = (queries, mask, dropout, cell, compose, written, list(memory_tensors[:count]),
-             list(memory_tensors[count : 2 * count]), buffers, steps)
+    saved = _Saved(queries, mask, dropout, cell, compose, written, list(memory_tensors[:count]),
+                   list(memory_tensors[count : 2 * count]), buffers, steps)
     return (values, *keys, *decays, *weights), saved
 
 
-def _graph_backward(saved, grads):
-    queries, mask, dropout, cell, compose, written, initial_scores, initials, buffers, steps = saved
-    gradients = backward(queries, mask, dropout, cell, compose, written, initial_scores, initials, buffers, steps,
-                         grads[0], grads[1:])
+def _input_gradients(saved: _Saved, grads):
+    """The gradients of `_NseRecurrence.apply`'s arguments, from the outputs' (values first)."""
+    gradients = backward(*saved, grads[0], grads[1:])
     return (gradients.queries, gradients.compose_input, None, None, *gradients.weights, None, None,
-            *gradients.initial_scores, *gradients.initials, *([None] * len(written)))
+            *gradients.initial_scores, *gradients.initials, *([None] * len(saved.written)))
+
+
+class _NseRecurrence(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
+                *memory_tensors):
+        outputs, saved = _forward_keeping(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh,
+                                          bias, written, compose, *memory_tensors)
+        buffers = saved.buffers
+        # the outputs go through save_for_backward (kept on ctx they would form a reference cycle with their graph)
+        ctx.saved = saved._replace(queries=None, mask=None, dropout=None, cell=None, initial_scores=None,
+                                   initials=None, buffers=buffers._replace(values=None, keys=None))
+        ctx.save_for_backward(queries, mask, dropout, *saved.cell, buffers.values, *buffers.keys,
+                              *saved.initial_scores, *saved.initials)
+        return outputs
+
+    @staticmethod
+    @first_order_backward
+    def backward(ctx, *grads):
+        count = len(ctx.saved.written)
+        queries, mask, dropout, *rest = ctx.saved_tensors
+        cell, values, keys = CellWeights(*rest[:4]), rest[4], rest[5 : 5 + count]
+        initial_scores, initials = rest[5 + count : 5 + 2 * count], rest[5 + 2 * count :]
+        saved = ctx.saved._replace(queries=queries, mask=mask, dropout=dropout, cell=cell,
+                                   initial_scores=list(initial_scores), initials=list(initials),
+                                   buffers=ctx.saved.buffers._replace(values=values, keys=list(keys)))
+        return _input_gradients(saved, grads)
 
 
 def _length_dims(args):
@@ -249,7 +263,7 @@ def _length_dims(args):
 
 
 # the CUDA graphs of this loop (`step_graphs`)
-_GRAPHS = StepGraphs("nse", _graph_forward, _graph_backward, length_dims=_length_dims)
+_GRAPHS = StepGraphs("nse", _forward_keeping, _input_gradients, length_dims=_length_dims)
 
 
 def nse_recurrence(
