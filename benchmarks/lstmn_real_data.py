@@ -57,11 +57,9 @@ def run_ptb(args, base_env, results: Path) -> str:
     from allennlp.common.plugins import import_plugins
     from ptb_token_perplexity import token_perplexity  # benchmarks/ is on sys.path: it is this file's folder
 
-    import nltk
+    from memplugins.cli import keep_nltk_offline
 
-    from memplugins.cli import _offline_nltk_download
-
-    nltk.download = _offline_nltk_download  # as the memplugins command: allennlp-models asks nltk to download
+    keep_nltk_offline()  # as the memplugins command: allennlp-models asks nltk to download at import
     import_plugins()  # the archives name allennlp-models' reader and model
 
     for name in variants:

@@ -169,11 +169,9 @@ def main() -> None:
 
     import memplugins  # noqa: F401
 
-    import nltk
+    from memplugins.cli import keep_nltk_offline
 
-    from memplugins.cli import _offline_nltk_download
-
-    nltk.download = _offline_nltk_download  # as the memplugins command: allennlp-models asks nltk to download
+    keep_nltk_offline()  # as the memplugins command: allennlp-models asks nltk to download at import
     import_plugins()
     logging.disable(logging.INFO)
     with gzip.open(snli, "rt", encoding="utf-8") as f:

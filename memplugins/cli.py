@@ -76,6 +76,14 @@ def _offline_nltk_download(info_or_id=None, *args, **kwargs) -> bool:
     return False
 
 
+def keep_nltk_offline() -> None:
+    """Makes `nltk.download` a no-op that logs what was asked (the module docstring); call it before AllenNLP imports
+    every plugin module (`import_plugins`)."""
+    import nltk
+
+    nltk.download = _offline_nltk_download
+
+
 def version(distribution: str) -> str:
     from importlib import metadata
 
@@ -199,9 +207,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _run_allennlp(argv: List[str]) -> int:
-    import nltk
-
-    nltk.download = _offline_nltk_download  # before AllenNLP imports every plugin module (the module docstring)
+    keep_nltk_offline()  # before AllenNLP imports every plugin module
     import allennlp.__main__  # noqa: F401  (its import configures logging as the `allennlp` command's does)
     import memplugins  # noqa: F401  (registers everything, applies memplugins.compat)
     from allennlp.commands import main as allennlp_main

@@ -14,12 +14,10 @@ from allennlp.common.plugins import import_plugins
 
 import memplugins  # noqa: F401  (registers everything, applies compat)
 
-import nltk  # noqa: E402
-
-from memplugins.cli import _offline_nltk_download  # noqa: E402
+from memplugins.cli import keep_nltk_offline  # noqa: E402
 
 # as the `memplugins` command does: allennlp-models' NarrativeQA module asks nltk to download at import (offline here)
-nltk.download = _offline_nltk_download
+keep_nltk_offline()
 import_plugins()  # as the `allennlp` command does: registers all of allennlp-models (language_model, sst_tokens, ...)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
