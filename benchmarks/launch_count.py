@@ -61,19 +61,25 @@ def count(steps: int, batch: int, dim: int) -> dict:
                 self.count += 1
             return func(*args, **(kwargs or {}))
 
+        def one_launch(self, function, *args, **kwargs):
+            """Counts `function` as one launch (unless inside another), none of the operations it runs."""
+            if not self.paused:
+                self.count += 1
+            self.paused += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.paused -= 1
+
     counter = Counter()
     if os.environ.get("MEMPLUGINS_TRITON") != "0":
         for module_name, name in KERNEL_ENTRY_POINTS:
             module = importlib.import_module(module_name)
 
             def counted(*args, _original=getattr(module, name), **kwargs):
-                if not counter.paused:  # inside a graph replay, the replay's one launch stands for it
-                    counter.count += 1  # one launch; what the interpreter runs inside it is not a GPU launch
-                counter.paused += 1
-                try:
-                    return _original(*args, **kwargs)
-                finally:
-                    counter.paused -= 1
+                # what the interpreter runs inside a kernel is not a GPU launch; inside a graph replay, the replay's
+                # one launch stands for it
+                return counter.one_launch(_original, *args, **kwargs)
 
             setattr(module, name, counted)
     if os.environ.get("MEMPLUGINS_CUDA_GRAPHS") == "1":
@@ -86,12 +92,7 @@ def count(steps: int, batch: int, dim: int) -> dict:
             replay, result = capture(function, device)
 
             def counted_replay():
-                counter.count += 1  # one graph launch; the simulation's re-run stands for the GPU's work
-                counter.paused += 1
-                try:
-                    replay()
-                finally:
-                    counter.paused -= 1
+                counter.one_launch(replay)  # one graph launch; the simulation's re-run stands for the GPU's work
 
             return counted_replay, result
 
