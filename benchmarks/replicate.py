@@ -9,6 +9,8 @@ family. Not part of CI: each protocol is hours of CPU.
 For every row of a family (ours and the peer), it runs `allennlp train` on the paper's protocol as the config
 header states it: the paper's data split (all SST phrases for training where the paper trains on them, sentences for
 dev/test), its epochs, model selection on dev (AllenNLP's `validation_metric`; the archive holds the best epoch).
+SNLI and IWSLT14, whose train splits are missing here, train on most of their dev split and select on the rest (line
+ranges cut once into `--runs`/data, see `replication_rows.py`), and test on the official test split.
 With `--minutes N` the invocation trains until N minutes have passed: the `deadline` trainer callback
 (`memplugins/training/deadline.py`) saves a checkpoint after the batch in progress and stops. The next invocation
 resumes that run with `allennlp train --recover` from the run's own resolved `config.json` (so a later edit of a
@@ -26,6 +28,8 @@ a GPU command's 10-minute limit.
 import argparse
 import datetime
 import fcntl
+import gzip
+import itertools
 import json
 import re
 import math
@@ -86,8 +90,7 @@ class Replication:
 
     def environment(self, row: Row, seed: int) -> Dict[str, str]:
         cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
-        variables = {name: (str(self.data / value[len("DATA/"):]) if value.startswith("DATA/") else value)
-                     for name, value in row.variables.items()}
+        variables = {name: self.resolve(value) for name, value in row.variables.items()}
         env = {**os.environ, **variables, "CUDA_DEVICE": cuda, "OMP_NUM_THREADS": str(self.threads),
                "MKL_NUM_THREADS": str(self.threads), "PYTHONPATH": f"{ROOT}:{ROOT / 'benchmarks'}"}
         if self.deadline is not None:
@@ -95,6 +98,32 @@ class Replication:
         else:
             env.pop("MEMPLUGINS_TRAIN_DEADLINE", None)
         return env
+
+    def resolve(self, value: str) -> str:
+        """`DATA/x` is x under --data; `SLICE/x` is the slice x under --runs/data; anything else is itself."""
+        if value.startswith("DATA/"):
+            return str(self.data / value[len("DATA/"):])
+        if value.startswith("SLICE/"):
+            return str(self.runs / "data" / value[len("SLICE/"):])
+        return value
+
+    def write_slices(self, row: Row) -> None:
+        """Writes each of the row's slices (lines [first, end) of a source) once, atomically; one already written is
+        reused (a row does not change once started). A source shorter than the range is an error naming both."""
+        for name, (source, first, end) in row.slices.items():
+            target = Path(self.resolve(f"SLICE/{name}"))
+            if target.exists():
+                continue
+            path = Path(self.resolve(source))
+            with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as lines:
+                kept = list(itertools.islice(lines, first, end))
+            if len(kept) != end - first:
+                raise ValueError(f"{path} has {first + len(kept)} lines; row {row.name}'s slice {name} needs lines "
+                                 f"{first + 1}-{end}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + f".{os.getpid()}.partial")
+            partial.write_text("".join(kept), encoding="utf-8")
+            partial.rename(target)  # atomic: a concurrent run never reads half a slice
 
     def overrides(self, row: Row, seed: int) -> dict:
         """AllenNLP's `-o` overrides (dotted keys replace what they name): the row's, its seeds, and the deadline
@@ -120,6 +149,7 @@ class Replication:
         except BlockingIOError:
             print(f"{out.name}: another process is training it; skipped", file=sys.stderr)
             return None
+        self.write_slices(row)
         state_path = out / "run.json"
         state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads)
         while not state.done:
@@ -164,7 +194,7 @@ class Replication:
         """The best checkpoint's test metric, appended to the results file once."""
         out = self.run_dir(row, seed)
         archive = out / "train" / "model.tar.gz"
-        test_file = self.data / row.test_file[len("DATA/"):] if row.test_file.startswith("DATA/") else Path(row.test_file)
+        test_file = Path(self.resolve(row.test_file))
         env = self.environment(row, seed)
         if row.metric == "token_perplexity":
             printed = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ptb_token_perplexity.py"),

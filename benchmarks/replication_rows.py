@@ -1,6 +1,8 @@
 """
 The rows `benchmarks/replicate.py` trains: per family, our model(s) on the paper's protocol and the allennlp-models
-peer on the same data, vectors and budget. `DATA/...` paths are under `--data` (default ../shared/data).
+peer on the same data, vectors and budget. `DATA/...` paths are under `--data` (default ../shared/data); `SLICE/NAME`
+is the file a row's `slices[NAME]` cuts from one of them (a line range, written once under `--runs`/data), for the
+corpora whose train split is missing here and whose one labelled split must give both training and selection data.
 
 A row that has started must not change (its config is checked on `--recover`): add a new row instead.
 """
@@ -29,6 +31,8 @@ class Row:
     overrides: dict = field(default_factory=dict)  # AllenNLP `-o` keys: "a.b" replaces b inside a
     callbacks: List[dict] = field(default_factory=list)
     seeds: Optional[List[int]] = None  # rows that fix their seeds (best-of-seeds protocols)
+    # NAME -> [DATA/... source, first line, end line]: lines [first, end) of the source (gzip or plain)
+    slices: Dict[str, list] = field(default_factory=dict)
 
 
 def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
@@ -81,6 +85,57 @@ def _sst(family: str, rows: List[tuple], epochs: int, seeds: Optional[List[int]]
     return built
 
 
+# SNLI and IWSLT14 have no train split here (../shared/data/INDEX.md): each trains on most of its one labelled
+# development split and selects the epoch on the rest, and tests on the official test split. SNLI dev holds three
+# hypotheses per premise on consecutive lines; line 9,001 starts a premise, so no premise is in both parts
+# (8,854 and 988 labelled pairs). IWSLT14 valid is TED talks in order: the last 500 pairs select.
+SNLI_DEV = "DATA/snli/snli_1.0_dev.jsonl.gz"
+SNLI_SLICES = {"snli_dev_train.jsonl": [SNLI_DEV, 0, 9001], "snli_dev_selection.jsonl": [SNLI_DEV, 9001, 10000]}
+IWSLT_VALID = "DATA/iwslt14_de_en/valid.de-en"
+IWSLT_SLICES = {f"iwslt14_valid_{part}.de-en.{language}": [f"{IWSLT_VALID}.{language}", first, end]
+                for part, first, end in [("train", 0, 6469), ("selection", 6469, 6969)] for language in ("en", "de")}
+
+
+def _snli(epochs: int) -> List[Row]:
+    """Ours and allennlp-models' esim and decomposable_attention, each with its config's own settings (vectors
+    fixed or tuned as its paper says), on the same pairs and GloVe 50d, for the same epochs; best epoch on the
+    held-out pairs, tested on SNLI test. The papers' figures (SNLI train, 550k pairs, 300d vectors) are out of
+    reach here; the goal that can hold is the peer comparison."""
+    rows = [("snli_rte_word_by_word", "ours", "rte_attention, word-by-word (Rocktäschel et al.)",
+             "training_config/snli_rte_word_by_word.jsonnet", 0.835),
+            ("snli_lstmn_deep_fusion", "ours", "lstmn_fusion, deep (Cheng et al.)",
+             "training_config/snli_lstmn_deep_fusion.jsonnet", 0.845),
+            ("snli_mma_nse", "ours", "nse_pair_classifier, mma_nse (Munkhdalai & Yu)",
+             "training_config/snli_mma_nse.jsonnet", 0.848),
+            ("snli_esim", "peer", "esim", "benchmarks/configs/snli_esim.jsonnet", 0.880),
+            ("snli_decomposable_attention", "peer", "decomposable_attention",
+             "benchmarks/configs/snli_decomposable_attention.jsonnet", 0.863)]
+    variables = {"SNLI_TRAIN": "SLICE/snli_dev_train.jsonl", "SNLI_VALIDATION": "SLICE/snli_dev_selection.jsonl",
+                 "NUM_EPOCHS": str(epochs), **GLOVE}
+    return [Row(name, family="snli", system=system, label=label, config=config, variables=variables,
+                test_file="DATA/snli/snli_1.0_test.jsonl.gz", metric="accuracy", dev_metric="accuracy", paper=paper,
+                data=f"SNLI dev lines 1-9,001 (8,854 pairs), best of {epochs} epochs on the other 988",
+                slices=SNLI_SLICES)
+            for name, system, label, config, paper in rows]
+
+
+def _iwslt(epochs: int) -> List[Row]:
+    """NSE-NSE, NSE-LSTM and allennlp-models' LSTM-LSTM (composed_seq2seq with lstm_cell and additive attention),
+    English -> German as the paper; the configs' settings, greedy decoding; best epoch by BLEU on the held-out
+    pairs. The paper's figures are for the 153k-pair train split."""
+    variables = {"IWSLT_TRAIN": "SLICE/iwslt14_valid_train.de-en", "IWSLT_VALIDATION": "SLICE/iwslt14_valid_selection.de-en",
+                 "NUM_EPOCHS": str(epochs), "BEAM_SIZE": "1", "GLOVE_PATH": "DATA/glove/glove.6B.50d.top100k.txt.gz",
+                 "EMBEDDING_DIM": "50"}
+    rows = [("iwslt_nse_nse", "ours", "NSE-NSE (shared memory)", 0.1793),
+            ("iwslt_nse_lstm", "ours", "NSE-LSTM", 0.1713),
+            ("iwslt_lstm_lstm", "peer", "LSTM-LSTM (composed_seq2seq + lstm_cell)", 0.1702)]
+    return [Row(name, family="iwslt", system=system, label=label, config=f"training_config/iwslt14_{name[6:]}.jsonnet",
+                variables=variables, test_file="DATA/iwslt14_de_en/test.de-en", metric="BLEU", dev_metric="BLEU",
+                paper=paper, data=f"IWSLT14 valid pairs 1-6,469, best of {epochs} epochs by BLEU on the other 500",
+                slices=IWSLT_SLICES)
+            for name, system, label, paper in rows]
+
+
 FAMILIES: Dict[str, List[Row]] = {
     "ptb_lm": _ptb(),
     # Le & Zuidema train on every node (the tree classifier's loss) for 20 epochs; best of 10 seeds by dev.
@@ -122,4 +177,6 @@ FAMILIES: Dict[str, List[Row]] = {
             test_file="DATA/wikiqa/WikiQACorpus/WikiQA-test.tsv", metric="MAP", dev_metric="MAP", paper=0.6811,
             data="WikiQA train, best of 10 epochs on dev MAP"),
     ],
+    "snli": _snli(epochs=15),
+    "iwslt": _iwslt(epochs=40),
 }

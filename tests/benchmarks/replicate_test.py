@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 
 from tests.conftest import REPO_ROOT
 
@@ -70,3 +71,43 @@ def test_training_time_counts_pieces_whose_process_was_killed(tmp_path, monkeypa
     assert replicate.training_time(tmp_path, state) == {"train_seconds": 3660, "pieces": 3}
     (tmp_path / "train" / "out.log").unlink()
     assert replicate.training_time(tmp_path, state) == {"train_seconds": 10, "pieces": 3}
+
+
+def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypatch):
+    # SNLI and IWSLT rows train on part of a dev split and select on the rest: the two parts must be exactly the
+    # stated lines, gzip or plain, and a source too short for its range must say so rather than train on less
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    import gzip
+    import replicate
+    from replication_rows import Row
+
+    data = tmp_path / "data"
+    data.mkdir()
+    with gzip.open(data / "dev.jsonl.gz", "wt") as source:
+        source.write("".join(f"line {index}\n" for index in range(10)))
+    (data / "plain.en").write_text("a\nb\nc\n")
+    args = type("Args", (), dict(data=str(data), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
+                                 device="cpu", threads=1, minutes=None))
+    replication = replicate.Replication(args)
+    row = Row("r", family="f", system="ours", label="r", config="c", test_file="DATA/plain.en", metric="m",
+              dev_metric="m", data="d", variables={"TRAIN": "SLICE/train.jsonl", "TEST": "DATA/plain.en", "N": "3"},
+              slices={"train.jsonl": ["DATA/dev.jsonl.gz", 0, 7], "selection.jsonl": ["DATA/dev.jsonl.gz", 7, 10],
+                      "two.en": ["DATA/plain.en", 1, 3]})
+    replication.write_slices(row)
+    sliced = tmp_path / "runs" / "data"
+    assert (sliced / "train.jsonl").read_text() == "".join(f"line {index}\n" for index in range(7))
+    assert (sliced / "selection.jsonl").read_text() == "line 7\nline 8\nline 9\n"
+    assert (sliced / "two.en").read_text() == "b\nc\n"
+    assert sorted(path.name for path in sliced.iterdir()) == ["selection.jsonl", "train.jsonl", "two.en"]
+    environment = replication.environment(row, seed=1)
+    assert environment["TRAIN"] == str(sliced / "train.jsonl") and environment["TEST"] == str(data / "plain.en")
+    assert environment["N"] == "3"
+
+    (sliced / "two.en").write_text("kept\n")  # written once: a started row keeps its data
+    replication.write_slices(row)
+    assert (sliced / "two.en").read_text() == "kept\n"
+
+    short = Row(**{**row.__dict__, "slices": {"more.en": ["DATA/plain.en", 1, 5]}})
+    with pytest.raises(ValueError, match=r"plain.en has 3 lines; row r's slice more.en needs lines 2-5"):
+        replication.write_slices(short)
+    assert not (sliced / "more.en").exists()
