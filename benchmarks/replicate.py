@@ -28,7 +28,6 @@ a GPU command's 10-minute limit.
 import argparse
 import datetime
 import fcntl
-import gzip
 import itertools
 import json
 import re
@@ -114,9 +113,11 @@ class Replication:
             target = Path(self.resolve(f"SLICE/{name}"))
             if target.exists():
                 continue
+            # the readers' own line reader: gzip or not by its bytes, a bad line named by file and number
+            from memplugins.readers.errors import numbered_lines
+
             path = Path(self.resolve(source))
-            with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as lines:
-                kept = list(itertools.islice(lines, first, end))
+            kept = [line for _, line in itertools.islice(numbered_lines(str(path)), first, end)]
             if len(kept) != end - first:
                 raise ValueError(f"{path} has {first + len(kept)} lines; row {row.name}'s slice {name} needs lines "
                                  f"{first + 1}-{end}")

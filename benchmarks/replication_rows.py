@@ -6,7 +6,7 @@ corpora whose train split is missing here and whose one labelled split must give
 
 A row that has started must not change (its config is checked on `--recover`): add a new row instead.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional
 
 PTB = {"PTB_TRAIN": "DATA/ptb/ptb.train.txt", "PTB_VALIDATION": "DATA/ptb/ptb.valid.txt"}
@@ -119,8 +119,8 @@ def _snli(epochs: int) -> List[Row]:
              for name, system, label, config, paper in rows]
     # the paper's batch of 128 gives 70 updates an epoch on these pairs (4,300 on SNLI train); the peers take 32
     mma_nse = next(row for row in built if row.name == "snli_mma_nse")
-    built.append(Row(**{**mma_nse.__dict__, "name": "snli_mma_nse_batch32", "label": f"{mma_nse.label}, batch 32",
-                        "overrides": {"data_loader.batch_sampler.batch_size": 32}}))
+    built.append(replace(mma_nse, name="snli_mma_nse_batch32", label=f"{mma_nse.label}, batch 32",
+                         overrides={"data_loader.batch_sampler.batch_size": 32}))
     return built
 
 
@@ -134,7 +134,7 @@ def _iwslt(epochs: int) -> List[Row]:
     rows = [("iwslt_nse_nse", "ours", "NSE-NSE (shared memory)", 0.1793),
             ("iwslt_nse_lstm", "ours", "NSE-LSTM", 0.1713),
             ("iwslt_lstm_lstm", "peer", "LSTM-LSTM (composed_seq2seq + lstm_cell)", 0.1702)]
-    return [Row(name, family="iwslt", system=system, label=label, config=f"training_config/iwslt14_{name[6:]}.jsonnet",
+    return [Row(name, family="iwslt", system=system, label=label, config=f"training_config/iwslt14_{name.removeprefix('iwslt_')}.jsonnet",
                 variables=variables, test_file="DATA/iwslt14_de_en/test.de-en", metric="BLEU", dev_metric="BLEU",
                 paper=paper, data=f"IWSLT14 valid pairs 1-6,469, best of {epochs} epochs by BLEU on the other 500",
                 slices=IWSLT_SLICES)

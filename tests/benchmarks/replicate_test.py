@@ -77,6 +77,7 @@ def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypat
     # SNLI and IWSLT rows train on part of a dev split and select on the rest: the two parts must be exactly the
     # stated lines, gzip or plain, and a source too short for its range must say so rather than train on less
     monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    import dataclasses
     import gzip
     import replicate
     from replication_rows import Row
@@ -107,7 +108,7 @@ def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypat
     replication.write_slices(row)
     assert (sliced / "two.en").read_text() == "kept\n"
 
-    short = Row(**{**row.__dict__, "slices": {"more.en": ["DATA/plain.en", 1, 5]}})
+    short = dataclasses.replace(row, slices={"more.en": ["DATA/plain.en", 1, 5]})
     with pytest.raises(ValueError, match=r"plain.en has 3 lines; row r's slice more.en needs lines 2-5"):
         replication.write_slices(short)
     assert not (sliced / "more.en").exists()
