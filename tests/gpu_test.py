@@ -103,6 +103,34 @@ def test_fast_paths_on_cuda_match_the_cpu_in_float64(name):
 
 
 @requires_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_nse_kernels_on_cuda_match_the_torch_path_after_other_cuda_work(dtype, monkeypatch):
+    """The NSE's Triton kernels against its torch operations on CUDA, outputs and every gradient, after the caching
+    allocator's free blocks were filled with garbage: on an H100 the float64 backward kernels failed only in
+    processes that had run other CUDA work (so float64 on CUDA now takes the torch backward, `nse_backward`)."""
+    from memplugins.modules.fast import nse_read_backward_kernel, nse_read_kernel
+    from tests.modules.fast.cases import CASES, loss_and_gradients
+    from tests.modules.fast.interpreter import count_launches
+
+    for _ in range(3):  # blocks of the sizes the case allocates, freed full of NaN
+        garbage = [torch.full((n,), math.nan, dtype=dtype, device="cuda") for n in (64, 256, 1024, 4096)]
+        del garbage
+    monkeypatch.setenv("MEMPLUGINS_TRITON", "0")
+    torch_outputs, _, torch_grads = loss_and_gradients(CASES["nse"](dtype=dtype, device="cuda"))
+    monkeypatch.setenv("MEMPLUGINS_TRITON", "1")
+    counted = [(nse_read_kernel, "write_and_read", "forward"), (nse_read_backward_kernel, "read_backward", "backward")]
+    for module, name, _ in counted:  # monkeypatch puts the originals back afterwards
+        monkeypatch.setattr(module, name, getattr(module, name))
+    calls = count_launches(counted)
+    kernel_outputs, _, kernel_grads = loss_and_gradients(CASES["nse"](dtype=dtype, device="cuda"))
+    assert calls["forward"] > 0 and (calls["backward"] > 0) == (dtype == torch.float32), calls
+    tolerance = dict(atol=1e-5, rtol=1e-4) if dtype == torch.float32 else dict(atol=1e-10, rtol=1e-9)
+    for got, expected in zip(kernel_outputs + list(kernel_grads), torch_outputs + list(torch_grads)):
+        assert torch.isfinite(got).all()
+        torch.testing.assert_close(got, expected, **tolerance)
+
+
+@requires_gpu
 @pytest.mark.parametrize("name", ["lstmn", "nse"])
 def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
     """`MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast.step_graphs`) captures the step loops as CUDA graphs:

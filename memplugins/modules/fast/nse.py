@@ -36,7 +36,7 @@ precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract
 On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
 (`memplugins.modules.fast.nse_read_kernel`, which says why it is equal), and so do the read's backward
 (`nse_read_backward_kernel`), the write's (`nse_write_backward_kernel`) and the write LSTM's
-(`lstm_cell_kernel`); `MEMPLUGINS_TRITON=0` turns them off.
+(`lstm_cell_kernel`), the backward's in float32 only (`nse_backward` says why); `MEMPLUGINS_TRITON=0` turns them off.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
