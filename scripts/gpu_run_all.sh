@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers]   (no argument: all six)
-#     check       versions and the device, then the requires_gpu tests (fast paths and graphs first)
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families]   (none: all seven)
+#     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
 #     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
@@ -11,6 +11,8 @@
 #                 graphs), two epochs, the second reported (the first captures the graphs), with the captures counted
 #     workers     the throughput phase's four configs with two data loader worker processes (how much the
 #                 single-process data pipeline bounds each)
+#     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
+#                 a pytest -k expression over the config names, takes a part)
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -22,9 +24,9 @@ OUT="${OUT:-$ROOT/gpu-results}"
 PYTHON="${PYTHON:-python3}"
 PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers)
+[ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers families)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs|workers) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs|workers|families) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -47,10 +49,14 @@ try:
 except ImportError:
     print("no triton")
 PY
-  # the fast paths and CUDA graphs first (only a GPU checks their kernels on CUDA), then every family training on
-  # CUDA, the slow part: a phase cut by its time limit has still checked the kernels
   "$PYTHON" -m pytest -q -p no:cacheprovider -rf --durations 5 tests/gpu_test.py -k "not every_family"
-  "$PYTHON" -m pytest -q -p no:cacheprovider -rf --durations 5 tests/gpu_test.py -k every_family
+}
+
+families() {
+  # every family trained by `allennlp train` on CUDA, AMP off and on: about 25 minutes in all on an H100, so a
+  # lease runs it in parts, e.g. FAMILIES_FILTER=snli, then sst, then "not snli and not sst"
+  "$PYTHON" -m pytest -q -p no:cacheprovider -rf --durations 5 tests/gpu_test.py \
+      -k "every_family and (${FAMILIES_FILTER:-every_family})"
 }
 
 encoders() {
@@ -96,8 +102,8 @@ workers() {
       "decomposable_attention (allennlp-models)"
 }
 
-export -f check encoders tree throughput graphs workers
-export PYTHON ROOT
+export -f check encoders tree throughput graphs workers families
+export PYTHON ROOT FAMILIES_FILTER
 status=0
 for phase in "${phases[@]}"; do
   echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
