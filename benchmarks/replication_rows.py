@@ -142,9 +142,9 @@ def _iwslt(epochs: int) -> List[Row]:
                  paper=paper, data=f"IWSLT14 valid pairs 1-6,469, best of {epochs} epochs by BLEU on the other 500",
                  slices=IWSLT_SLICES)
              for name, system, label, paper in rows]
-    # The paper's 300 units and batch 128 give 51 updates an epoch on these pairs, and the peer at those settings
-    # reached 0.4 BLEU in 40 epochs; `benchmarks/nmt_real_data.py`'s smaller, more frequent updates learned (2.5-2.9
-    # BLEU in 12 epochs): the same rows at its settings
+    # The paper's 300 units and batch 128 give at most 51 updates an epoch on these pairs, and the peer at those
+    # settings reached 0.4 BLEU in 40 epochs; `benchmarks/nmt_real_data.py`'s smaller, more frequent updates learned
+    # (2.5-2.9 BLEU in 12 epochs): the same rows at its settings
     small = SimpleNamespace(hidden=128, batch=32, min_count=2)
     built += [replace(row, name=f"{row.name}_small", label=f"{row.label}, 128 units, batch 32, target min count 2",
                       overrides=nmt_overrides(row.name.removeprefix("iwslt_"), small)) for row in built]
