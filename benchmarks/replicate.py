@@ -168,14 +168,18 @@ class Replication:
                 command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
                            "-o", json.dumps(self.overrides(row, seed))]
             command += ["--include-package", "memplugins", "--file-friendly-logging"]
+            # recorded before the piece runs: a piece killed with its session (which never reaches the lines after
+            # it) still names the code it ran
+            if commit() not in state.commits:
+                state.commits.append(commit())
+                state.save(state_path)
             started = time.time()
             with open(out / "train.log", "a") as log:
-                log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} {' '.join(command)}\n")
+                log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} at {commit()}: "
+                          f"{' '.join(command)}\n")
                 log.flush()
                 code = subprocess.run(command, cwd=ROOT, env=self.environment(row, seed), stdout=subprocess.DEVNULL,
                                       stderr=log).returncode
-            if commit() not in state.commits:
-                state.commits.append(commit())
             state.pieces.append({"started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
                                  "seconds": round(time.time() - started), "device": self.device, "exit": code,
                                  "epochs_done": epochs_done(serialization)})

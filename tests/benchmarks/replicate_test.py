@@ -36,6 +36,11 @@ def test_pieces_give_the_straight_result(tmp_path):
     _replicate(tmp_path, "pieces", "--minutes", "0.00001")
     state = json.loads((tmp_path / "pieces" / "tiny_rte-seed1" / "run.json").read_text())
     assert [piece["exit"] for piece in state["pieces"]] == [75] and not state["done"]
+    # the code each piece ran on, in the state and in the piece's line of train.log
+    described = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT, capture_output=True,
+                               text=True).stdout.strip() or "unknown"
+    assert state["commits"] == [described]
+    assert f" at {described}: " in (tmp_path / "pieces" / "tiny_rte-seed1" / "train.log").read_text()
     assert not (tmp_path / "pieces.jsonl").exists()
     # the overrides change what they name and keep the rest of the config
     config = json.loads((tmp_path / "pieces" / "tiny_rte-seed1" / "train" / "config.json").read_text())
