@@ -170,12 +170,13 @@ class Replication:
             command += ["--include-package", "memplugins", "--file-friendly-logging"]
             # recorded before the piece runs: a piece killed with its session (which never reaches the lines after
             # it) still names the code it ran
-            if commit() not in state.commits:
-                state.commits.append(commit())
+            code_version = commit()
+            if code_version not in state.commits:
+                state.commits.append(code_version)
                 state.save(state_path)
             started = time.time()
             with open(out / "train.log", "a") as log:
-                log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} at {commit()}: "
+                log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} at {code_version}: "
                           f"{' '.join(command)}\n")
                 log.flush()
                 code = subprocess.run(command, cwd=ROOT, env=self.environment(row, seed), stdout=subprocess.DEVNULL,
