@@ -22,6 +22,11 @@ state holds no random-number state:
     then returns only the best_* metrics, so metrics.json loses the epoch, training and validation metrics. The
     recovered run's metrics are now those of the last completed epoch (`metrics_epoch_N.json`, what the
     uninterrupted run returned), with the tracker's best_* on top.
+(f) a checkpoint whose optimizer state was saved for other parameters than the model the config builds now (a
+    checkpoint written by another version of the code or config, e.g. one from before the LSTMN had `bias_ih`,
+    which its model-state loading fills with zeros) fails in torch's `Optimizer.load_state_dict` with a ValueError
+    that names neither the directory nor the parameters. It is re-raised as a ConfigurationError that names the
+    serialization directory and the parameters on either side: resuming such a run would mix two models' training.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
@@ -33,6 +38,7 @@ import types
 
 import numpy
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import hardlink_or_copy
 from allennlp.models import archival
 from allennlp.training import checkpointer, gradient_descent_trainer
@@ -126,7 +132,12 @@ def _train_epoch_from_random_state(original):
 
 def _restore_checkpoint_and_best(original):
     def _maybe_restore_checkpoint(self) -> None:
-        original(self)
+        try:
+            original(self)
+        except ValueError as error:
+            if "parameter group" not in str(error) or self._checkpointer is None:
+                raise
+            raise ConfigurationError(_optimizer_mismatch_message(self)) from error
         if self._checkpointer is not None:
             self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
         if (
@@ -141,6 +152,22 @@ def _restore_checkpoint_and_best(original):
             _relink_best(self)
 
     return _maybe_restore_checkpoint
+
+
+def _optimizer_mismatch_message(trainer) -> str:
+    """(f): which parameters the model has now and the checkpoint's model state lacks, and the reverse."""
+    latest = trainer._checkpointer.find_latest_checkpoint()
+    where = trainer._serialization_dir
+    now = {name for name, parameter in trainer._pytorch_model.named_parameters() if parameter.requires_grad}
+    saved = set(torch.load(latest[0], map_location="cpu", weights_only=True)) if latest else set()
+    only_now, only_saved = sorted(now - saved), sorted(saved - set(trainer._pytorch_model.state_dict()))
+    return (
+        f"Cannot resume the training in {where}: the optimizer state in {latest[1] if latest else 'its checkpoint'} "
+        f"was saved for other parameters than the model this config builds now "
+        f"(trained now but not in the checkpoint's model state: {only_now or 'none'}; "
+        f"in the checkpoint only: {only_saved or 'none'}). The checkpoint was written by another version of the "
+        f"code or the config; resume it with the version that wrote it, or train into a new directory."
+    )
 
 
 def _relink_best(trainer) -> None:

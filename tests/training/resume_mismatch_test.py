@@ -1,0 +1,52 @@
+"""A checkpoint written for other parameters than the model built now (another code version or config) fails
+`--recover` with an error that names the directory and the parameters, not torch's bare optimizer ValueError."""
+import json
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.common.checks import ConfigurationError
+
+from tests.conftest import REPO_ROOT, TEST_FIXTURES
+
+CONFIG = str(TEST_FIXTURES / "lstmn_fusion.jsonnet")
+
+
+def _train(directory, recover: bool = False):
+    # one epoch: recovering the finished run trains nothing but still restores the checkpoint, which is the test
+    return train_model_from_file(CONFIG, str(directory), overrides=json.dumps({"trainer.num_epochs": 1}), recover=recover)
+
+
+def test_resuming_a_checkpoint_from_before_the_lstmn_had_bias_ih_names_the_mismatch(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)  # the fixture's data path is relative to the repository
+    run = tmp_path / "run"
+    _train(run)
+    [model_path] = run.glob("model_state_e*_b*.th")
+    [state_path] = run.glob("training_state_e*_b*.th")
+    # make the checkpoint one the LSTMN wrote before it had bias_ih: no bias_ih weights, no optimizer slots for them
+    model_state = torch.load(model_path, map_location="cpu", weights_only=True)
+    dropped = [name for name in model_state if name.endswith("bias_ih")]
+    assert dropped, "the fixture's LSTMN has no bias_ih to drop"
+    torch.save({name: value for name, value in model_state.items() if name not in dropped}, model_path)
+    training_state = torch.load(state_path, map_location="cpu", weights_only=False)
+    group = training_state["optimizer"]["param_groups"][0]
+    for index in group["params"][-len(dropped):]:
+        training_state["optimizer"]["state"].pop(index, None)
+    group["params"] = group["params"][: -len(dropped)]
+    torch.save(training_state, state_path)
+
+    with pytest.raises(ConfigurationError) as error:
+        _train(run, recover=True)
+    message = str(error.value)
+    assert str(run) in message and state_path.name in message
+    for name in dropped:
+        assert name in message
+    assert "in the checkpoint only: none" in message
+
+
+def test_resuming_an_unchanged_checkpoint_still_works(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    run = tmp_path / "run"
+    _train(run)
+    _train(run, recover=True)
+    assert json.loads((run / "metrics.json").read_text())["epoch"] == 0
