@@ -14,12 +14,24 @@ def config(name: str) -> dict:
 
 
 def optimizer(cfg: dict) -> dict:
-    return cfg["trainer"]["optimizer"]
+    """The optimizer's hyperparameters: `fused` picks torch's implementation of the same update, asserted below."""
+    return {key: value for key, value in cfg["trainer"]["optimizer"].items() if key != "fused"}
 
 
 def batch_size(cfg: dict) -> int:
     loader = cfg["data_loader"]
     return loader["batch_sampler"]["batch_size"] if "batch_sampler" in loader else loader["batch_size"]
+
+
+@pytest.mark.parametrize("name", sorted(path.split("/")[-1][: -len(".jsonnet")] for path in CONFIGS))
+def test_every_adam_and_adagrad_config_uses_the_fused_update(name):
+    """torch's default per-parameter loop cost as much as the model's forward and backward on the SST LSTMN
+    (benchmarks/optimizer_step.py); plain SGD (the PTB LM) is one pass either way."""
+    settings = config(name)["trainer"]["optimizer"]
+    if settings["type"] in ("adam", "adamw", "adagrad"):
+        assert settings.get("fused") is True, name
+    else:
+        assert settings["type"] == "sgd" and not settings.get("momentum"), name
 
 
 @pytest.mark.parametrize("name", sorted(path.split("/")[-1][: -len(".jsonnet")] for path in CONFIGS))
