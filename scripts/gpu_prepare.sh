@@ -2,8 +2,9 @@
 # Prepares, here (a machine with a package registry), everything a lent GPU machine needs for scripts/gpu_run_all.sh,
 # so that the GPU's time goes to measuring:
 #   .gpusite/site.tar.xz  our pinned stack for its Python 3.12, less what its image has (scripts/build_wheelhouse.py)
-#   .gpudata/             the real data the GPU benchmarks read: SNLI dev, the GloVe 50d subset, SST train trees
-# Both folders are ignored by git; on the GPU machine they arrive as carried paths (about 45 MiB together).
+#   .gpudata/             the real data the GPU benchmarks read: SNLI dev, the GloVe 50d subset, SST train trees,
+#                         PTB (the replicate phase's language models)
+# Both folders are ignored by git; on the GPU machine they arrive as carried paths (about 55 MiB together).
 #   scripts/gpu_prepare.sh [DATA]     DATA defaults to $MEMPLUGINS_DATA, then ../shared/data
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +15,8 @@ if [ ! -s .gpusite/site.tar.xz ]; then
   "$PYTHON" scripts/build_wheelhouse.py --python-version 3.12 --out .whl \
       --skip-present scripts/gpu_machine_packages.txt --site-archive .gpusite/site.tar.xz
 fi
-for file in snli/snli_1.0_dev.jsonl.gz glove/glove.6B.50d.sst_snli-devtest.txt.gz sst/trees/train.txt; do
+for file in snli/snli_1.0_dev.jsonl.gz glove/glove.6B.50d.sst_snli-devtest.txt.gz sst/trees/train.txt \
+    ptb/ptb.train.txt ptb/ptb.valid.txt ptb/ptb.test.txt; do
   [ -s "$DATA/$file" ] || { echo "gpu_prepare: $DATA/$file is missing (set MEMPLUGINS_DATA)" >&2; exit 1; }
   mkdir -p ".gpudata/$(dirname "$file")"
   cp "$DATA/$file" ".gpudata/$file"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families]   (none: all seven)
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate]
+#   (none: all but replicate)
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
@@ -13,6 +14,12 @@
 #                 single-process data pipeline bounds each)
 #     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
 #                 a pytest -k expression over the config names, takes a part)
+#     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows): the rows in
+#                 $REPLICATE (default: the 3-layer PTB pair, the cuDNN peer first) for one piece of $REPLICATE_MINUTES
+#                 (default 7); the runs stay in /tmp/memplugins-runs while the machine is warm, so the next call
+#                 (within its idle release) resumes them. Checkpoints are too large to come back: a row must finish
+#                 within one lease. Back in $OUT: replication.jsonl (finished rows) and RUN.tar.gz per run (run.json,
+#                 train.log, config and per-epoch metrics)
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -26,7 +33,7 @@ PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers families)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs|workers|families) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -102,8 +109,22 @@ workers() {
       "decomposable_attention (allennlp-models)"
 }
 
-export -f check encoders tree throughput graphs workers families
-export PYTHON ROOT FAMILIES_FILTER
+replicate() {
+  local runs=/tmp/memplugins-runs
+  MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/replicate.py \
+      ${REPLICATE:-ptb_lm --rows ptb_lstm_3layers ptb_lstmn_3layers} --device cuda:0 --threads 4 \
+      --minutes "${REPLICATE_MINUTES:-7}" --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl"
+  local code=$?
+  for run in "$runs"/*/; do
+    [ -f "$run/run.json" ] || continue
+    (cd "$run" && tar -czf "$OUT/$(basename "$run").tar.gz" run.json train.log $(cd train 2>/dev/null \
+        && ls config.json metrics*.json 2>/dev/null | sed 's|^|train/|'))
+  done
+  return $code
+}
+
+export -f check encoders tree throughput graphs workers families replicate
+export PYTHON ROOT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES
 status=0
 for phase in "${phases[@]}"; do
   echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \

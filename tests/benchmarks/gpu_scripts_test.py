@@ -48,3 +48,17 @@ def test_gpu_run_all_refuses_an_unknown_phase(tmp_path):
                             text=True, env={**os.environ, "OUT": str(tmp_path)}, timeout=60)
     assert result.returncode == 2 and "unknown phase: bogus" in result.stderr
     assert list(Path(tmp_path).iterdir()) == []
+
+
+def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate_phases_data():
+    script = (ROOT / "scripts" / "gpu_run_all.sh").read_text()
+    accepted = script.split('case "$phase" in ')[1].split(")")[0].split("|")
+    header = script.split("set -uo pipefail")[0]
+    for phase in accepted:
+        assert f"[{phase}]" in header and f"#     {phase} " in header, phase
+        assert f"\n{phase}() {{" in script, phase
+    assert "replicate" in accepted
+    # the replicate phase's default rows read PTB, which gpu_prepare.sh must put into .gpudata
+    prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
+    for split in ("train", "valid", "test"):
+        assert f"ptb/ptb.{split}.txt" in prepare
