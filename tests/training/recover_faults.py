@@ -87,7 +87,8 @@ if os.environ.get("KILL_AT_ARCHIVE"):
     _original_archive = train_command.archive_model
 
     def _archive(serialization_dir, *args, **kwargs):
-        # what a kill mid-write leaves: half an archive under the .partial name, no model.tar.gz, no metrics.json
+        # what a kill mid-write leaves: half an archive under the .partial name, no model.tar.gz (metrics.json is
+        # already written: AllenNLP writes it before archiving)
         partial = os.path.join(serialization_dir, "model.tar.gz.partial")
         with tarfile.open(partial, "w:gz") as archive:
             archive.add(os.path.join(serialization_dir, "config.json"), arcname="config.json")
