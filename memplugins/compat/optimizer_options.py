@@ -37,14 +37,15 @@ def _init_with_torch_options(original):
         for name in TORCH_OPTIONS
     ]
 
-    def __init__(self, *args, foreach: Optional[bool] = None, fused: Optional[bool] = None, **kwargs) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        options = {name: kwargs.pop(name, None) for name in TORCH_OPTIONS}
         # AllenNLP's own arguments, with its defaults (not torch's), exactly as its constructor would pass them
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         hyperparameters = dict(bound.arguments)
         hyperparameters.pop("self")
         params = make_parameter_groups(hyperparameters.pop("model_parameters"), hyperparameters.pop("parameter_groups"))
-        torch_optimizer_class(type(self)).__init__(self, params=params, foreach=foreach, fused=fused, **hyperparameters)
+        torch_optimizer_class(type(self)).__init__(self, params=params, **options, **hyperparameters)
 
     # from_params reads the constructor's signature: AllenNLP's parameters, then torch's two options
     __init__.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *extra])
