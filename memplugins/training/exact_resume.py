@@ -25,8 +25,11 @@ state holds no random-number state:
 (f) a checkpoint whose optimizer state was saved for other parameters than the model the config builds now (a
     checkpoint written by another version of the code or config, e.g. one from before the LSTMN had `bias_ih`,
     which its model-state loading fills with zeros) fails in torch's `Optimizer.load_state_dict` with a ValueError
-    that names neither the directory nor the parameters. It is re-raised as a ConfigurationError that names the
-    serialization directory and the parameters on either side: resuming such a run would mix two models' training.
+    that names neither the directory nor the parameters. While the checkpoint is restored, the optimizer's
+    `load_state_dict` first compares the saved parameter groups' sizes with the groups the config builds now (a
+    structural check, not a match on torch's message text) and, where they differ, raises a ConfigurationError that
+    names the serialization directory, the training-state file and the parameters on either side: resuming such a
+    run would mix two models' training.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
@@ -132,12 +135,15 @@ def _train_epoch_from_random_state(original):
 
 def _restore_checkpoint_and_best(original):
     def _maybe_restore_checkpoint(self) -> None:
+        optimizer = self.optimizer
+        checked = self._checkpointer is not None and isinstance(getattr(optimizer, "param_groups", None), list)
+        if checked:
+            optimizer.load_state_dict = _checked_optimizer_load(self, optimizer.load_state_dict)
         try:
             original(self)
-        except ValueError as error:
-            if "parameter group" not in str(error) or self._checkpointer is None:
-                raise
-            raise ConfigurationError(_optimizer_mismatch_message(self)) from error
+        finally:
+            if checked:
+                del optimizer.load_state_dict  # the class's method again
         if self._checkpointer is not None:
             self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
         if (
@@ -154,7 +160,22 @@ def _restore_checkpoint_and_best(original):
     return _maybe_restore_checkpoint
 
 
-def _optimizer_mismatch_message(trainer) -> str:
+def _checked_optimizer_load(trainer, load_state_dict):
+    """(f): the optimizer's `load_state_dict`, refusing a state saved for other parameter groups than it has now."""
+
+    def checked_load_state_dict(state_dict) -> None:
+        saved_groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
+        if isinstance(saved_groups, list) and all(isinstance(group, dict) for group in saved_groups):
+            saved = [len(group.get("params", ())) for group in saved_groups]
+            now = [len(group["params"]) for group in trainer.optimizer.param_groups]
+            if saved != now:
+                raise ConfigurationError(_optimizer_mismatch_message(trainer, saved, now))
+        return load_state_dict(state_dict)
+
+    return checked_load_state_dict
+
+
+def _optimizer_mismatch_message(trainer, saved_sizes, sizes_now) -> str:
     """(f): which parameters the model has now and the checkpoint's model state lacks, and the reverse."""
     latest = trainer._checkpointer.find_latest_checkpoint()
     where = trainer._serialization_dir
@@ -165,7 +186,8 @@ def _optimizer_mismatch_message(trainer) -> str:
         f"Cannot resume the training in {where}: the optimizer state in {latest[1] if latest else 'its checkpoint'} "
         f"was saved for other parameters than the model this config builds now "
         f"(trained now but not in the checkpoint's model state: {only_now or 'none'}; "
-        f"in the checkpoint only: {only_saved or 'none'}). The checkpoint was written by another version of the "
+        f"in the checkpoint only: {only_saved or 'none'}; parameters per optimizer group saved {saved_sizes}, "
+        f"now {sizes_now}). The checkpoint was written by another version of the "
         f"code or the config; resume it with the version that wrote it, or train into a new directory."
     )
 

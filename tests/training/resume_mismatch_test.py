@@ -12,9 +12,10 @@ from tests.conftest import REPO_ROOT, TEST_FIXTURES
 CONFIG = str(TEST_FIXTURES / "lstmn_fusion.jsonnet")
 
 
-def _train(directory, recover: bool = False):
+def _train(directory, recover: bool = False, **overrides):
     # one epoch: recovering the finished run trains nothing but still restores the checkpoint, which is the test
-    return train_model_from_file(CONFIG, str(directory), overrides=json.dumps({"trainer.num_epochs": 1}), recover=recover)
+    overrides = json.dumps({"trainer.num_epochs": 1, **overrides})
+    return train_model_from_file(CONFIG, str(directory), overrides=overrides, recover=recover)
 
 
 def test_resuming_a_checkpoint_from_before_the_lstmn_had_bias_ih_names_the_mismatch(tmp_path, monkeypatch):
@@ -42,6 +43,32 @@ def test_resuming_a_checkpoint_from_before_the_lstmn_had_bias_ih_names_the_misma
     for name in dropped:
         assert name in message
     assert "in the checkpoint only: none" in message
+    assert "saved [" in message
+
+
+def test_a_saved_optimizer_with_another_group_size_is_refused_before_torch_loads_it(tmp_path, monkeypatch):
+    # every parameter name is in the checkpoint, but its optimizer was saved for one more trainable tensor (as if the
+    # code that wrote it trained a tensor that is frozen now); the sizes are compared before torch's
+    # load_state_dict runs, so the error does not depend on how torch words its own
+    monkeypatch.chdir(REPO_ROOT)
+    run = tmp_path / "run"
+    _train(run)
+    [state_path] = run.glob("training_state_e*_b*.th")
+    training_state = torch.load(state_path, map_location="cpu", weights_only=False)
+    group = training_state["optimizer"]["param_groups"][0]
+    group["params"] = group["params"] + [max(group["params"]) + 1]
+    torch.save(training_state, state_path)
+
+    def torch_load_state_dict(self, state_dict):
+        raise AssertionError("torch's Optimizer.load_state_dict was reached")
+
+    monkeypatch.setattr(torch.optim.Optimizer, "load_state_dict", torch_load_state_dict)
+    with pytest.raises(ConfigurationError) as error:
+        _train(run, recover=True)
+    message = str(error.value)
+    assert str(run) in message and state_path.name in message
+    assert "trained now but not in the checkpoint's model state: none; in the checkpoint only: none" in message
+    assert f"saved [{len(group['params'])}], now [{len(group['params']) - 1}]" in message
 
 
 def test_resuming_an_unchanged_checkpoint_still_works(tmp_path, monkeypatch):
