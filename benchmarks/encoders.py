@@ -4,6 +4,7 @@ run (repetitions interleaved, medians reported) so that the ratio is meaningful 
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/encoders.py [--batch 32 --steps 40 --dim 300 --repeats 15]
         [--device cpu] [--amp [--amp-dtype bfloat16]] [--conditions quiet busy]
+        [--encoders torch.nn.LSTM "nse deep" "nse deep (reference)" ...]
 
 Prints a table per condition: encoder, median ms per forward+backward, ratio to torch.nn.LSTM, and on CUDA the
 peak memory of one step, the kernels one forward+backward launches and the fraction of its wall time the GPU was
@@ -22,6 +23,7 @@ import time
 import torch
 
 from memplugins.encoders import IramEncoder, LstmnEncoder, NseEncoder
+from memplugins.modules.reference.nse import nse_reference_batch
 
 try:
     from cuda_profile import profile_columns
@@ -42,6 +44,10 @@ def build(name: str, dim: int) -> torch.nn.Module:
         return LstmnEncoder(dim, dim)
     if name == "nse":
         return NseEncoder(dim, dim)
+    if name == "nse deep":  # answer selection's NSE: two read and two write LSTM layers (modules/fast/nse_deep.py)
+        return NseEncoder(dim, dim, num_read_layers=2, num_write_layers=2)
+    if name == "nse deep (reference)":  # the same, through the literal per-example reference that it ran before
+        return _Reference(NseEncoder(dim, dim, num_read_layers=2, num_write_layers=2))
     if name == "iram":  # the full encoder's shape: l_ctx = 2 + l_query = 1 BiLSTM layers (h = d / 2), T = 3
         return IramEncoder(dim, dim // 2, num_context_layers=2, num_query_layers=1, embedding_highway_layers=2,
                            bidirectional=True,
@@ -49,6 +55,15 @@ def build(name: str, dim: int) -> torch.nn.Module:
     if name == "bilstm x3":  # what IRAM's BiLSTM costs alone
         return torch.nn.LSTM(dim, dim // 2, num_layers=3, bidirectional=True, batch_first=True)
     raise ValueError(name)
+
+
+class _Reference(torch.nn.Module):
+    def __init__(self, encoder: NseEncoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return nse_reference_batch(self.encoder, x, mask)[0]
 
 
 def step(name: str, module: torch.nn.Module, x: torch.Tensor, mask: torch.Tensor, amp: bool = False,

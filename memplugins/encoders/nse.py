@@ -7,7 +7,7 @@ from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
 from memplugins.modules.fast.nse import CellWeights, Memory, nse_recurrence
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.reference.nse import nse_reference_batch
+from memplugins.modules.fast.nse_deep import nse_deep_write
 from memplugins.modules.reversal import reverse_padded
 
 OUTPUTS = ("hidden", "memory")
@@ -44,11 +44,13 @@ class NseEncoder(Seq2SeqEncoder):
     read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
     receives the same h_t, the memories are kept in the exactly equivalent factored form
     M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t]: a step reads the fixed M_0 and the written history instead of
-    building a new (T × k) memory, and M_T is formed once at the end. With one write-LSTM layer (the paper's and
-    every shipped config's) the loop runs as one autograd Function with a hand-written backward
+    building a new (T × k) memory, and M_T is formed once at the end. With one write-LSTM layer (the paper's for
+    every task but answer selection) the loop runs as one autograd Function with a hand-written backward
     (`memplugins.modules.fast.nse`, whose docstring derives the factored form and tabulates the adjoints; dropout
-    on h_t uses one mask drawn for all steps). `memplugins.modules.reference.nse` writes eq. 1-15 literally, one
-    example at a time: the tests compare the fast path with it, and deeper f_w runs it.
+    on h_t uses one mask drawn for all steps). Deeper f_w (the paper's two layers for answer selection) runs a
+    batched step loop over the full memory with autograd's backward (`memplugins.modules.fast.nse_deep`).
+    `memplugins.modules.reference.nse` writes eq. 1-15 literally, one example at a time: the tests compare both
+    with it.
 
     Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
     of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
@@ -240,9 +242,9 @@ class NseEncoder(Seq2SeqEncoder):
             if extra.size(-1) != self.hidden_size:
                 raise ConfigurationError(f"nse: an extra memory's slots have {extra.size(-1)} features; they must have "
                                          f"hidden_size = {self.hidden_size}")
-        if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: the literal reference runs deeper f_w
+        if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: deeper f_w runs the batched step loop
             read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
-            return NseOutput(*nse_reference_batch(self, inputs, mask, extra_memories, read_dropout, value_dropout))
+            return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, read_dropout, value_dropout))
         read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
         read_outputs = self._dropout(read_outputs)
         k = self.hidden_size

@@ -1,7 +1,7 @@
 """
 The NSE encoder's read-compose-write loop (Munkhdalai and Yu 2017, eq. 2-6 and, with extra memories, 10-15; the
 equations and masking are documented in `memplugins.encoders.nse`) as one autograd Function with a hand-written
-backward: the fast path `NseEncoder` takes (one write-LSTM layer; deeper f_w runs the literal reference). Its
+backward: the fast path `NseEncoder` takes (one write-LSTM layer; deeper f_w runs `nse_deep`). Its
 reference is the literal per-example form of eq. 1-15 in `memplugins.modules.reference.nse`, and
 `tests/modules/fast/nse_test.py` compares the two: outputs, keys, final memories and every gradient, with padding,
 extra memories written or read-only, both compose settings and dropout.

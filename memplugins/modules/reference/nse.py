@@ -1,9 +1,10 @@
 """
 The Neural Semantic Encoder (Munkhdalai and Yu 2017, eq. 1-6, and MMA-NSE's extra memories, eq. 7-15) for one
 unpadded sequence, vector by vector, with the weights of a `memplugins.encoders.nse.NseEncoder`: the reference of
-the fast path `memplugins.modules.fast.nse`, and what an encoder with more than one write-LSTM layer runs (the fast
-path has one; no shipped config has more). Memories are lists of slot vectors, as the paper's M is a k × l matrix of
-columns; a padded extra-memory slot is simply absent, and the batched form returns it unchanged.
+the one-layer fast path `memplugins.modules.fast.nse` and of `memplugins.modules.fast.nse_deep` (more than one
+write-LSTM layer, as the answer-selection model's two), which the tests compare with it. Memories are lists of slot
+vectors, as the paper's M is a k × l matrix of columns; a padded extra-memory slot is simply absent, and the batched
+form returns it unchanged.
 """
 from typing import List, Optional, Sequence, Tuple
 

@@ -58,8 +58,9 @@ def lstmn_case(dtype=torch.float64, device="cpu") -> Case:
     return Case(layer, lambda: list(layer(x, mask, addend)[:2]), [x, addend, *layer.parameters()])
 
 
-def nse_case(dtype=torch.float64, device="cpu") -> Case:
-    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1).to(dtype), seed=2).to(device)
+def nse_case(dtype=torch.float64, device="cpu", num_write_layers: int = 1) -> Case:
+    encoder = NseEncoder(5, 4, num_extra_memories=1, num_write_layers=num_write_layers)
+    encoder = randomize(encoder.to(dtype), seed=2).to(device)
     x, mask = padded(LENGTHS, 5, seed=3, dtype=dtype, device=device)
     extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=4, dtype=dtype, garbage=0.0, device=device)
 
@@ -98,6 +99,8 @@ def memory_case(dtype=torch.float64, device="cpu") -> Case:
 
 CASES: Dict[str, Callable[..., Case]] = {
     "lstmn": lstmn_case, "nse": nse_case, "tree_lstm": tree_lstm_case, "memory": memory_case,
+    # two write-LSTM layers: the batched step loop (memplugins.modules.fast.nse_deep) instead of the one-layer Function
+    "nse_deep": lambda dtype=torch.float64, device="cpu": nse_case(dtype, device, num_write_layers=2),
 }
 
 
@@ -114,6 +117,6 @@ def loss_and_gradients(case: Case, seed: int = 9, **grad_options):
 ENCODERS = {
     "lstmn": lambda: LstmnEncoder(7, 6, num_layers=2),
     "nse": lambda: NseEncoder(7, 6),
-    "nse_deep": lambda: NseEncoder(7, 6, num_write_layers=2),  # the literal reference runs it
+    "nse_deep": lambda: NseEncoder(7, 6, num_write_layers=2),  # memplugins.modules.fast.nse_deep runs it
     "tree_lstm": lambda: TreeLstmEncoder(7, 5),
 }

@@ -70,12 +70,3 @@ def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it
         torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
     for got, expected in zip(fast_grads, reference_grads):
         torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
-
-
-def test_more_than_one_write_layer_runs_the_reference():
-    encoder = randomize(NseEncoder(5, 4, num_write_layers=2, num_extra_memories=1).double(), seed=6).eval()
-    x, mask, extras = batch(1)
-    got = encoder.encode(x, mask, extras)
-    expected = nse_reference_batch(encoder, x, mask, extras)
-    torch.testing.assert_close(got.hidden, expected[0], atol=0, rtol=0)
-    torch.testing.assert_close(got.extra_memories[0], expected[3][0], atol=0, rtol=0)

@@ -1,0 +1,186 @@
+"""
+The NSE with more than one write-LSTM layer (Munkhdalai and Yu 2017, section 4: "two-layer LSTM" read/write modules
+for answer selection, which `memplugins.models.answer_selection` therefore defaults to), batched over the examples
+and run step by step. The one-layer fast path (`memplugins.modules.fast.nse`) does not cover it: its factored memory
+and hand-written backward are derived for a single write cell. Before this module, such an encoder ran the literal
+per-example reference (`memplugins.modules.reference.nse`), whose memory is a Python list of slot vectors: about 3 s
+per WikiQA training batch of 4 pairs on one CPU thread, 45 hours for the paper's 10 epochs.
+
+Per step t, for the whole batch (rows of M are the paper's columns m_i; the reference's equation numbers):
+    o_t                  the read LSTM's output, all t at once (1) (`run_masked_lstm`, as the fast path)
+    z_t, m_r,t           = memory_read(M_{t-1}, o_t)                  (2), (3); (10), (11) per extra memory
+    c_t                  = compose([o_t; m_r,t; m_r,t^(n)...])       (4), (12)
+    h_t^(1..L), c^(1..L) = the L write-LSTM cells (torch's LSTM cell), layer l's input the output of layer l - 1,
+                           c_t the first's                             (5), (13)
+    M_t                  = memory_write(M_{t-1}, z_t, h_t^(L))        (6); (14), (15) for written extra memories
+with `memplugins.modules.memory`'s read and write (the NSE decoder's, with hand-written backward passes). The
+compose layer's and the write cells' weight products go through `_StepProducts`: a step's backward returns its
+input's gradient and leaves (x_t, g_t) for one product over all steps, Gᵀ X, that forms the weight's gradient (as
+the one-layer fast path does), instead of autograd's (4k × k) outer product per step and weight; the rest of the
+loop is autograd's.
+
+Why it equals the reference: the same equations, each on a `(B, ...)` batch instead of one example:
+- a padded slot (of M_0 or of an extra memory) gets z_i = 0 exactly (the read's masked softmax), which is what the
+  reference's memory, which has no such slot, implies: the softmax over the real slots is the same, and a write
+  leaves the padded slot as it was;
+- at a padded step of an example (t ≥ its length) the read's mask is all false, so z_t = 0 and m_r,t = 0; the write
+  with z_t = 0 returns M unchanged (lerp(M, h, 0) = M exactly), the write LSTMs' states are kept (`torch.where`), and
+  the outputs H, Z and the extra keys are zero there, as the reference's padding. So after the loop every state is
+  the one after the example's last real step, and the padded steps contribute nothing to any gradient;
+- an example of length 0 reads and writes nothing: H = 0, M = M_0 = 0, extra memories unchanged.
+- Dropout: the caller passes the scaled masks for o_t and for the written h_t, as to the reference (the write LSTM
+  carries the h before dropout, the memory and H receive it after).
+`tests/modules/fast/nse_deep_test.py` compares outputs and every gradient with the reference in float64, padded,
+with extra memories written and read-only, and with dropout masks.
+
+It keeps the fast-path contract (`memplugins.modules.fast.contract`): under autocast the loop runs in float32 with
+autocast off (the read LSTM before it stays autocast's); the memory read and write refuse `create_graph=True` (for
+higher-order gradients use the reference). Autograd keeps each step's memory for the backward: O(B T² k) floats
+per memory (the one-layer fast path keeps O(B T k)), e.g. 13 MB for B = 4, T = 40, k = 512.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+
+from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+from memplugins.modules.fast.contract import first_order_backward
+from memplugins.modules.masked_lstm import run_masked_lstm
+from memplugins.modules.memory import memory_read, memory_write
+
+
+class _Stash:
+    """What the step products' backward passes leave for their weight's gradient: their inputs and output grads."""
+
+    def __init__(self) -> None:
+        self.inputs: List[torch.Tensor] = []
+        self.grads: List[torch.Tensor] = []
+
+
+class _WeightGradient(torch.autograd.Function):
+    """
+    Connects a weight to the step products that use it through a scalar token. Every step product consumes the
+    token, so autograd runs this backward after all of theirs: it then forms the weight's gradient as one product
+    over all steps, Σ_t g_tᵀ x_t = Gᵀ X, from what they stashed, instead of one (4k × k) outer product per step
+    and per weight (at batch 4, k = 512, those took 60 % of the loop's time, bound by writing 4 MB each).
+    """
+
+    @staticmethod
+    def forward(ctx, weight: torch.Tensor, stash: _Stash) -> torch.Tensor:
+        ctx.stash = stash
+        return weight.new_zeros(())
+
+    @staticmethod
+    @first_order_backward
+    def backward(ctx, _grad_token: torch.Tensor):
+        stash = ctx.stash
+        if not stash.grads:
+            return None, None
+        grad = torch.cat(stash.grads).t().mm(torch.cat(stash.inputs))
+        stash.inputs, stash.grads = [], []  # a retained graph's next backward stashes anew
+        return grad, None
+
+
+class _StepProduct(torch.autograd.Function):
+    """x Wᵀ for one step: the backward returns x's gradient and stashes (x, g) for `_WeightGradient`."""
+
+    @staticmethod
+    def forward(ctx, inputs: torch.Tensor, weight: torch.Tensor, token: torch.Tensor, stash: _Stash) -> torch.Tensor:
+        ctx.save_for_backward(inputs, weight)
+        ctx.stash = stash
+        return inputs.mm(weight.t())
+
+    @staticmethod
+    @first_order_backward
+    def backward(ctx, grad: torch.Tensor):
+        inputs, weight = ctx.saved_tensors
+        ctx.stash.inputs.append(inputs.detach())  # detached: the stash holds no graph (no reference cycle)
+        ctx.stash.grads.append(grad)
+        grad_inputs = grad.mm(weight) if ctx.needs_input_grad[0] else None
+        return grad_inputs, None, grad.new_zeros(()), None
+
+
+class _StepProducts:
+    """x ↦ x Wᵀ at every step of a loop, W's gradient formed once over all steps (plain `linear` where W gets none)."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        self.weight = weight
+        self.stash = _Stash()
+        self.token = (_WeightGradient.apply(weight, self.stash)
+                      if torch.is_grad_enabled() and weight.requires_grad else None)
+
+    def __call__(self, inputs: torch.Tensor) -> torch.Tensor:
+        if self.token is None:
+            return torch.nn.functional.linear(inputs, self.weight)
+        return _StepProduct.apply(inputs, self.weight.detach(), self.token, self.stash)
+
+
+def nse_deep_write(
+    encoder,
+    inputs: torch.Tensor,
+    mask: torch.BoolTensor,
+    extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
+    read_dropout: Optional[torch.Tensor] = None,
+    value_dropout: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
+    """
+    An `NseEncoder`'s (`encoder`) pass over inputs `(B, T, input_size)` with mask `(B, T)` and its extra memories
+    (each `(B, l_n, k)` with its slot mask), in `NseOutput`'s order and shapes: H `(B, T, k)`, M_T `(B, T, k)`, keys
+    `(B, T, T)`, the final extra memories and their keys `(B, T, l_n)`. read_dropout / value_dropout: scaled dropout
+    masks `(B, T, k)` for o_t and for the written h_t, or None.
+    """
+    read_outputs, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1), all t at once
+    initial = encoder.initial_memory(inputs, mask)
+    if autocast_enabled():  # the recurrence in float32 (the fast-path contract)
+        with autocast_disabled():
+            return _loop(encoder, read_outputs.float(), initial.float(), mask,
+                         [(memory.float(), slots) for memory, slots in extra_memories], read_dropout, value_dropout)
+    return _loop(encoder, read_outputs, initial, mask, extra_memories, read_dropout, value_dropout)
+
+
+def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, value_dropout):
+    if read_dropout is not None:
+        read_outputs = read_outputs * read_dropout
+    batch_size, num_steps, k = read_outputs.shape
+    extras = [extra for extra, _ in extra_memories]
+    extra_masks = [slots for _, slots in extra_memories]
+    write_extras = encoder._write_extra_memories
+    states = [(read_outputs.new_zeros(batch_size, k), read_outputs.new_zeros(batch_size, k))
+              for _ in encoder.write_cells]
+    # the compose layer's and each write cell's products, [x, h] [W_ih, W_hh]ᵀ, with their gradients deferred
+    compose = _StepProducts(encoder.compose.weight)
+    cells = [(_StepProducts(torch.cat([cell.weight_ih, cell.weight_hh], 1)),
+              cell.bias_ih + cell.bias_hh if cell.bias else None) for cell in encoder.write_cells]
+    hidden, keys, extra_keys = [], [], [[] for _ in extras]
+    queries = read_outputs.unbind(1)  # one backward node for all steps (a slice per step would add a (B, T, k) each)
+    for t in range(num_steps):
+        step = mask[:, t]
+        o_t = queries[t]
+        z_t, read = memory_read(memory, mask & step.unsqueeze(1), o_t)  # (2), (3); nothing at a padded step
+        reads = [memory_read(extra, slots & step.unsqueeze(1), o_t) for extra, slots in zip(extras, extra_masks)]
+        composed = compose(torch.cat([o_t, read] + [r for _, r in reads], -1))  # (4), (12)
+        if encoder.compose.bias is not None:
+            composed = composed + encoder.compose.bias
+        layer_input, kept = encoder._compose_activation(composed), step.unsqueeze(1)
+        for layer, ((products, bias), (h, c)) in enumerate(zip(cells, states)):  # (5), (13): layer by layer
+            gates = products(torch.cat([layer_input, h], -1))  # torch's LSTM cell: gates (i, f, g, o)
+            if bias is not None:
+                gates = gates + bias
+            i, f, g, o = gates.chunk(4, -1)
+            new_c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            new_h = torch.sigmoid(o) * torch.tanh(new_c)
+            states[layer] = (torch.where(kept, new_h, h), torch.where(kept, new_c, c))
+            layer_input = new_h
+        h_t = layer_input if value_dropout is None else layer_input * value_dropout[:, t]
+        memory = memory_write(memory, z_t, h_t)  # (6), (14): z_t = 0 at padded slots and steps
+        for n, (z_n, _) in enumerate(reads):
+            if write_extras:
+                extras[n] = memory_write(extras[n], z_n, h_t)  # (15)
+            extra_keys[n].append(z_n)
+        hidden.append(h_t * kept)
+        keys.append(z_t)
+    if num_steps == 0:
+        empty = read_outputs.new_zeros(batch_size, 0, k)
+        return empty, memory, read_outputs.new_zeros(batch_size, 0, 0), extras, [
+            read_outputs.new_zeros(batch_size, 0, extra.size(1)) for extra in extras]
+    return (torch.stack(hidden, 1), memory, torch.stack(keys, 1), extras,
+            [torch.stack(z, 1) for z in extra_keys])

@@ -1,0 +1,102 @@
+"""
+The batched step loop for NSEs with more than one write-LSTM layer (`memplugins.modules.fast.nse_deep`) against the
+literal per-example reference of eq. 1-15 (`memplugins.modules.reference.nse`): hidden states, keys, final memories
+and every gradient, padded (with an empty sequence) and unpadded, with extra memories written or read-only, a deeper
+read LSTM, the linear compose, and dropout given the same masks.
+"""
+import pytest
+import torch
+
+from memplugins.encoders import NseEncoder
+from memplugins.modules.fast import nse_deep
+from memplugins.modules.reference.nse import nse_reference_batch
+from tests.modules.fast.cases import EXTRA_LENGTHS, LENGTHS, padded, randomize
+from tests.modules.fast.nse_test import run
+
+CASES = {
+    "nse_2": dict(extras=0, num_write_layers=2),
+    "mma_written_3": dict(extras=2, num_write_layers=3, write_extra_memories=True),
+    "mma_read_only_2": dict(extras=1, num_write_layers=2, num_read_layers=2, write_extra_memories=False),
+    "linear_wide_2": dict(extras=1, num_write_layers=2, compose_size=12, compose_activation="linear"),
+}
+
+
+def batch(extras: int, lengths=LENGTHS):
+    x, mask = padded(lengths, 5, seed=1)
+    extra_memories = [padded(EXTRA_LENGTHS, 4, seed=10 + n, garbage=0.0) for n in range(extras)]
+    return x, mask, extra_memories
+
+
+def _compare(got, got_grads, expected, expected_grads, names):
+    for got_tensor, expected_tensor in zip(got, expected):
+        torch.testing.assert_close(got_tensor, expected_tensor, atol=1e-12, rtol=1e-10)
+    for name, got_grad, expected_grad in zip(names, got_grads, expected_grads):
+        assert got_grad is not None and got_grad.abs().sum() > 0, name
+        torch.testing.assert_close(got_grad, expected_grad, atol=1e-11, rtol=1e-9, msg=name)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("lengths", [LENGTHS, [6, 6, 6, 6], [6, 0, 3, 1]], ids=["padded", "unpadded", "empty"])
+def test_the_step_loop_equals_the_literal_reference(case, lengths):
+    options = dict(CASES[case])
+    extras = options.pop("extras")
+    encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
+    x, mask, extra_memories = batch(extras, lengths)
+    got, got_grads = run(encoder.encode(x, mask, extra_memories), encoder, x, extra_memories)
+    expected, expected_grads = run(nse_reference_batch(encoder, x, mask, extra_memories), encoder, x, extra_memories)
+    names = ["x"] + [f"extra {i}" for i in range(extras)] + [n for n, _ in encoder.named_parameters()]
+    if 0 in lengths:  # x's gradient is 0 on the empty sequence alone; the check for all-zero gradients skips x
+        names, got_grads, expected_grads = names[1:], got_grads[1:], expected_grads[1:]
+        torch.testing.assert_close(got[0][1], torch.zeros_like(got[0][1]), atol=0, rtol=0)
+    _compare(got, got_grads, expected, expected_grads, names)
+
+
+def test_dropout_masks_match_the_reference_given_them():
+    encoder = randomize(NseEncoder(5, 4, num_write_layers=2, num_extra_memories=1, dropout=0.3).double(),
+                        seed=4).train()
+    x, mask, extras = batch(1)
+    torch.manual_seed(0)
+    got, got_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
+    torch.manual_seed(0)  # the encoder's draws, in its order: o_t's mask, then h_t's
+    shape = (len(LENGTHS), max(LENGTHS), 4)
+    read_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
+    value_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
+    assert 0.15 < (value_mask == 0).double().mean() < 0.45
+    expected, expected_grads = run(nse_reference_batch(encoder, x, mask, extras, read_mask, value_mask),
+                                   encoder, x, extras)
+    names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
+    _compare(got, got_grads, expected, expected_grads, names)
+
+
+def test_the_encoder_runs_the_step_loop_for_deeper_write_layers_only(monkeypatch):
+    calls = []
+    original = nse_deep.nse_deep_write
+    monkeypatch.setattr("memplugins.encoders.nse.nse_deep_write",
+                        lambda *args, **kwargs: calls.append(1) or original(*args, **kwargs))
+    x, mask, _ = batch(0)
+    NseEncoder(5, 4)(x.detach().float(), mask)
+    assert not calls
+    NseEncoder(5, 4, num_write_layers=2)(x.detach().float(), mask)
+    assert calls == [1]
+
+
+def test_bfloat16_autocast_runs_the_loop_in_float32():
+    encoder = randomize(NseEncoder(5, 4, num_write_layers=2, num_extra_memories=1), seed=5)
+    x, mask = padded(LENGTHS, 5, seed=1, dtype=torch.float32)
+    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=10, dtype=torch.float32, garbage=0.0)
+    expected = encoder.encode(x, mask, [(extra, extra_mask)])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = encoder.encode(x, mask, [(extra, extra_mask)])
+    assert got.hidden.dtype == got.memory.dtype == torch.float32
+    # only the read LSTM and M_0's projection (none here) are outside the float32 loop
+    torch.testing.assert_close(got.hidden, expected.hidden, atol=0.02, rtol=0)
+    got.hidden.sum().backward()
+    assert all(p.grad is not None for p in encoder.parameters())
+
+
+def test_create_graph_is_refused_clearly():
+    encoder = randomize(NseEncoder(5, 4, num_write_layers=2).double(), seed=6)
+    x, mask, _ = batch(0)
+    loss = encoder.encode(x, mask).hidden.tanh().sum()
+    with pytest.raises(RuntimeError, match="no double backward"):
+        torch.autograd.grad(loss, [x], create_graph=True)
