@@ -24,9 +24,10 @@ Why it equals the reference: the same equations, each on a `(B, ...)` batch inst
   reference's memory, which has no such slot, implies: the softmax over the real slots is the same, and a write
   leaves the padded slot as it was;
 - at a padded step of an example (t ≥ its length) the read's mask is all false, so z_t = 0 and m_r,t = 0; the write
-  with z_t = 0 returns M unchanged (lerp(M, h, 0) = M exactly), the write LSTMs' states are kept (`torch.where`), and
-  the outputs H, Z and the extra keys are zero there, as the reference's padding. So after the loop every state is
-  the one after the example's last real step, and the padded steps contribute nothing to any gradient;
+  with z_t = 0 returns M unchanged (lerp(M, h, 0) = M exactly), and the outputs H, Z and the extra keys are zero
+  there, as the reference's padding. The write LSTMs run on through the padding (the sequences are right-padded,
+  so only padded steps follow), but what they compute there is neither written nor returned: every memory after
+  the loop is the one after the example's last real step, and the padded steps contribute nothing to any gradient;
 - an example of length 0 reads and writes nothing: H = 0, M = M_0 = 0, extra memories unchanged.
 - Dropout: the caller passes the scaled masks for o_t and for the written h_t, as to the reference (the write LSTM
   carries the h before dropout, the memory and H receive it after).
@@ -168,7 +169,7 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
             i, f, g, o = gates.chunk(4, -1)
             new_c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             new_h = torch.sigmoid(o) * torch.tanh(new_c)
-            states[layer] = (torch.where(kept, new_h, h), torch.where(kept, new_c, c))
+            states[layer] = (new_h, new_c)  # past an example's end they run on, unread (see the docstring)
             layer_input = new_h
         h_t = layer_input if value_dropout is None else layer_input * value_dropout[:, t]
         memory = memory_write(memory, z_t, h_t)  # (6), (14): z_t = 0 at padded slots and steps
