@@ -67,12 +67,21 @@ def _needs_backward(args) -> bool:
     )
 
 
+def in_float32_under_autocast(function: Callable, *args, **kwargs):
+    """`function(*args, **kwargs)`; under autocast (clause 1) with autocast off and every floating-point tensor
+    argument, also inside tuples and lists, cast to float32. For recurrences that keep the contract without being
+    one Function (`memplugins.modules.fast.nse_deep`), and for `run_fast_path` itself."""
+    if not autocast_enabled():
+        return function(*args, **kwargs)
+    with autocast_disabled():
+        return function(*(_float32(a) for a in args), **kwargs)
+
+
 def run_fast_path(function: Type[torch.autograd.Function], forward: Callable, *args, graphs: Any = None):
     """Runs a fast path by the contract above: `function.apply(*args)` or `forward(*args, None)`; or, where
     `graphs` (the fast path's `step_graphs.StepGraphs`) applies, the same through its CUDA graphs."""
     if autocast_enabled():
-        with autocast_disabled():
-            return run_fast_path(function, forward, *(_float32(a) for a in args), graphs=graphs)
+        return in_float32_under_autocast(run_fast_path, function, forward, *args, graphs=graphs)
     if graphs is not None and graphs.applies(args):
         return graphs(args, _needs_backward(args))
     if _needs_backward(args):

@@ -43,8 +43,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import torch
 
-from memplugins.modules.autocast import autocast_disabled, autocast_enabled
-from memplugins.modules.fast.contract import first_order_backward
+from memplugins.modules.fast.contract import first_order_backward, in_float32_under_autocast
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.memory import memory_read, memory_write
 
@@ -131,11 +130,9 @@ def nse_deep_write(
     """
     read_outputs, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1), all t at once
     initial = encoder.initial_memory(inputs, mask)
-    if autocast_enabled():  # the recurrence in float32 (the fast-path contract)
-        with autocast_disabled():
-            return _loop(encoder, read_outputs.float(), initial.float(), mask,
-                         [(memory.float(), slots) for memory, slots in extra_memories], read_dropout, value_dropout)
-    return _loop(encoder, read_outputs, initial, mask, extra_memories, read_dropout, value_dropout)
+    # the recurrence in float32 under autocast (the fast-path contract)
+    return in_float32_under_autocast(_loop, encoder, read_outputs, initial, mask, list(extra_memories), read_dropout,
+                                     value_dropout)
 
 
 def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, value_dropout):
@@ -154,14 +151,14 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
     hidden, keys, extra_keys = [], [], [[] for _ in extras]
     queries = read_outputs.unbind(1)  # one backward node for all steps (a slice per step would add a (B, T, k) each)
     for t in range(num_steps):
-        step = mask[:, t]
+        step = mask[:, t].unsqueeze(1)  # (B, 1): whether step t is real for each example
         o_t = queries[t]
-        z_t, read = memory_read(memory, mask & step.unsqueeze(1), o_t)  # (2), (3); nothing at a padded step
-        reads = [memory_read(extra, slots & step.unsqueeze(1), o_t) for extra, slots in zip(extras, extra_masks)]
+        z_t, read = memory_read(memory, mask & step, o_t)  # (2), (3); nothing at a padded step
+        reads = [memory_read(extra, slots & step, o_t) for extra, slots in zip(extras, extra_masks)]
         composed = compose(torch.cat([o_t, read] + [r for _, r in reads], -1))  # (4), (12)
         if encoder.compose.bias is not None:
             composed = composed + encoder.compose.bias
-        layer_input, kept = encoder._compose_activation(composed), step.unsqueeze(1)
+        layer_input = encoder._compose_activation(composed)
         for layer, ((products, bias), (h, c)) in enumerate(zip(cells, states)):  # (5), (13): layer by layer
             gates = products(torch.cat([layer_input, h], -1))  # torch's LSTM cell: gates (i, f, g, o)
             if bias is not None:
@@ -177,7 +174,7 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
             if write_extras:
                 extras[n] = memory_write(extras[n], z_n, h_t)  # (15)
             extra_keys[n].append(z_n)
-        hidden.append(h_t * kept)
+        hidden.append(h_t * step)
         keys.append(z_t)
     if num_steps == 0:
         empty = read_outputs.new_zeros(batch_size, 0, k)

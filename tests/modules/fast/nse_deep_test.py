@@ -11,7 +11,7 @@ from memplugins.encoders import NseEncoder
 from memplugins.modules.fast import nse_deep
 from memplugins.modules.reference.nse import nse_reference_batch
 from tests.modules.fast.cases import EXTRA_LENGTHS, LENGTHS, padded, randomize
-from tests.modules.fast.nse_test import run
+from tests.modules.fast.nse_test import assert_equal_to_reference, batch, run
 
 CASES = {
     "nse_2": dict(extras=0, num_write_layers=2),
@@ -21,34 +21,20 @@ CASES = {
 }
 
 
-def batch(extras: int, lengths=LENGTHS):
-    x, mask = padded(lengths, 5, seed=1)
-    extra_memories = [padded(EXTRA_LENGTHS, 4, seed=10 + n, garbage=0.0) for n in range(extras)]
-    return x, mask, extra_memories
-
-
-def _compare(got, got_grads, expected, expected_grads, names):
-    for got_tensor, expected_tensor in zip(got, expected):
-        torch.testing.assert_close(got_tensor, expected_tensor, atol=1e-12, rtol=1e-10)
-    for name, got_grad, expected_grad in zip(names, got_grads, expected_grads):
-        assert got_grad is not None and got_grad.abs().sum() > 0, name
-        torch.testing.assert_close(got_grad, expected_grad, atol=1e-11, rtol=1e-9, msg=name)
-
-
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("lengths", [LENGTHS, [6, 6, 6, 6], [6, 0, 3, 1]], ids=["padded", "unpadded", "empty"])
 def test_the_step_loop_equals_the_literal_reference(case, lengths):
     options = dict(CASES[case])
     extras = options.pop("extras")
     encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
-    x, mask, extra_memories = batch(extras, lengths)
+    x, mask, extra_memories = batch(extras, lengths=lengths)
     got, got_grads = run(encoder.encode(x, mask, extra_memories), encoder, x, extra_memories)
     expected, expected_grads = run(nse_reference_batch(encoder, x, mask, extra_memories), encoder, x, extra_memories)
     names = ["x"] + [f"extra {i}" for i in range(extras)] + [n for n, _ in encoder.named_parameters()]
     if 0 in lengths:  # the empty sequence: no output, and no gradient reaches its inputs
         torch.testing.assert_close(got[0][1], torch.zeros_like(got[0][1]), atol=0, rtol=0)
         torch.testing.assert_close(got_grads[0][1], torch.zeros_like(got_grads[0][1]), atol=0, rtol=0)
-    _compare(got, got_grads, expected, expected_grads, names)
+    assert_equal_to_reference(got, got_grads, expected, expected_grads, names)
 
 
 def test_dropout_masks_match_the_reference_given_them():
@@ -65,7 +51,7 @@ def test_dropout_masks_match_the_reference_given_them():
     expected, expected_grads = run(nse_reference_batch(encoder, x, mask, extras, read_mask, value_mask),
                                    encoder, x, extras)
     names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
-    _compare(got, got_grads, expected, expected_grads, names)
+    assert_equal_to_reference(got, got_grads, expected, expected_grads, names)
 
 
 def test_the_encoder_runs_the_step_loop_for_deeper_write_layers_only(monkeypatch):

@@ -18,8 +18,8 @@ CASES = {
 }
 
 
-def batch(extras: int, full: bool = False):
-    x, mask = padded(LENGTHS, 5, seed=1)
+def batch(extras: int, full: bool = False, lengths=LENGTHS):
+    x, mask = padded(lengths, 5, seed=1)
     if full:
         mask = torch.ones_like(mask)
     extra_memories = []
@@ -37,6 +37,15 @@ def run(outputs, encoder, x, extras, seed=3):
     return tensors, torch.autograd.grad(loss, leaves, allow_unused=True)
 
 
+def assert_equal_to_reference(got, got_grads, expected, expected_grads, names):
+    """Outputs equal, and every named gradient non-zero and equal (float64 tolerances)."""
+    for got_tensor, expected_tensor in zip(got, expected):
+        torch.testing.assert_close(got_tensor, expected_tensor, atol=1e-12, rtol=1e-10)
+    for name, got_grad, expected_grad in zip(names, got_grads, expected_grads):
+        assert got_grad is not None and got_grad.abs().sum() > 0, name
+        torch.testing.assert_close(got_grad, expected_grad, atol=1e-11, rtol=1e-9, msg=name)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("full", [False, True], ids=["padded", "unpadded"])
 def test_fast_path_equals_the_literal_reference(case, full):
@@ -46,12 +55,8 @@ def test_fast_path_equals_the_literal_reference(case, full):
     x, mask, extra_memories = batch(extras, full)
     fast, fast_grads = run(encoder.encode(x, mask, extra_memories), encoder, x, extra_memories)
     reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extra_memories), encoder, x, extra_memories)
-    for got, expected in zip(fast, reference):
-        torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
     names = ["x"] + [f"extra {i}" for i in range(extras)] + [n for n, _ in encoder.named_parameters()]
-    for name, got, expected in zip(names, fast_grads, reference_grads):
-        assert got is not None and got.abs().sum() > 0, name
-        torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9, msg=name)
+    assert_equal_to_reference(fast, fast_grads, reference, reference_grads, names)
 
 
 def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it():
