@@ -2,7 +2,8 @@
 The batched step loop for NSEs with more than one write-LSTM layer (`memplugins.modules.fast.nse_deep`) against the
 literal per-example reference of eq. 1-15 (`memplugins.modules.reference.nse`): hidden states, keys, final memories
 and every gradient, padded (with an empty sequence) and unpadded, with extra memories written or read-only, a deeper
-read LSTM, the linear compose, and dropout given the same masks.
+read LSTM and the linear compose. Dropout given the same masks: `nse_test.py`'s dropout test, for one write layer
+and two.
 """
 import pytest
 import torch
@@ -34,23 +35,6 @@ def test_the_step_loop_equals_the_literal_reference(case, lengths):
     if 0 in lengths:  # the empty sequence: no output, and no gradient reaches its inputs
         torch.testing.assert_close(got[0][1], torch.zeros_like(got[0][1]), atol=0, rtol=0)
         torch.testing.assert_close(got_grads[0][1], torch.zeros_like(got_grads[0][1]), atol=0, rtol=0)
-    assert_equal_to_reference(got, got_grads, expected, expected_grads, names)
-
-
-def test_dropout_masks_match_the_reference_given_them():
-    encoder = randomize(NseEncoder(5, 4, num_write_layers=2, num_extra_memories=1, dropout=0.3).double(),
-                        seed=4).train()
-    x, mask, extras = batch(1)
-    torch.manual_seed(0)
-    got, got_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
-    torch.manual_seed(0)  # the encoder's draws, in its order: o_t's mask, then h_t's
-    shape = (len(LENGTHS), max(LENGTHS), 4)
-    read_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
-    value_mask = encoder._dropout(torch.ones(shape, dtype=torch.float64))
-    assert 0.15 < (value_mask == 0).double().mean() < 0.45
-    expected, expected_grads = run(nse_reference_batch(encoder, x, mask, extras, read_mask, value_mask),
-                                   encoder, x, extras)
-    names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
     assert_equal_to_reference(got, got_grads, expected, expected_grads, names)
 
 

@@ -59,8 +59,11 @@ def test_fast_path_equals_the_literal_reference(case, full):
     assert_equal_to_reference(fast, fast_grads, reference, reference_grads, names)
 
 
-def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it():
-    encoder = randomize(NseEncoder(5, 4, num_extra_memories=1, dropout=0.3).double(), seed=4).train()
+# one write layer: the fast path; two: memplugins.modules.fast.nse_deep's step loop
+@pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
+def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(num_write_layers):
+    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, num_write_layers=num_write_layers)
+    encoder = randomize(encoder.double(), seed=4).train()
     x, mask, extras = batch(1)
     torch.manual_seed(0)
     fast, fast_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
@@ -71,7 +74,5 @@ def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it
     assert 0.15 < (value_mask == 0).double().mean() < 0.45
     reference, reference_grads = run(nse_reference_batch(encoder, x, mask, extras, read_mask, value_mask),
                                      encoder, x, extras)
-    for got, expected in zip(fast, reference):
-        torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
-    for got, expected in zip(fast_grads, reference_grads):
-        torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
+    names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
+    assert_equal_to_reference(fast, fast_grads, reference, reference_grads, names)
