@@ -188,6 +188,11 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_basic_lstm", "basic_classifier + lstm, binary", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {}, "config"),
         ("sst5_bcn", "bcn, fine-grained", "benchmarks/configs/sst_bcn.jsonnet", "5-class", None, {}, "config"),
         ("sst2_bcn", "bcn, binary", "benchmarks/configs/sst_bcn.jsonnet", "2-class", None, {}, "config"),
+        # the peer of sst2_nse_tuned_embeddings and of the LSTMN (which tunes its vectors): the same settings as
+        # sst2_basic_lstm with the embeddings fine-tuned
+        ("sst2_basic_lstm_tuned_embeddings", "basic_classifier + lstm, binary, embeddings fine-tuned",
+         "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {}, "config",
+         {"model.text_field_embedder.token_embedders.tokens.trainable": True}),
     ], epochs=10),
     "wikiqa": [
         Row("wikiqa_mma_nse", family="wikiqa", system="ours", label="answer_selection (MMA-NSE attention)",
