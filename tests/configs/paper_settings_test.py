@@ -6,7 +6,7 @@ silently. Deviations that the headers document are asserted as documented.
 import pytest
 from allennlp.common import Params
 
-from tests.config_models import CONFIGS, REPO_ROOT
+from tests.config_models import CONFIGS, REPO_ROOT, build_config_model
 
 
 def config(name: str) -> dict:
@@ -167,3 +167,43 @@ def test_tutek_snajder(name, full, iterations):
     assert model["maxout"]["num_layers"] == 2 and model["maxout"]["output_dims"] == 200 and model["maxout"]["pool_sizes"] == 4
     assert optimizer(cfg) == {"type": "adam", "lr": 3e-4, "amsgrad": True, "weight_decay": 3e-5}
     assert cfg["trainer"]["grad_norm"] == 5.0 and batch_size(cfg) == 32
+
+
+# Configs whose paper states an L2 term on every parameter, word vectors included, with an adaptive optimizer:
+# kept literal (Le & Zuidema's J(θ) with AdaGrad).
+L2_ON_TUNED_EMBEDDINGS_BY_THE_PAPER = {"sst2_tree_lstm", "sst5_tree_lstm", "sst5_tree_rnn"}
+
+
+@pytest.mark.parametrize("name", sorted(path.split("/")[-1][: -len(".jsonnet")] for path in CONFIGS))
+def test_no_adaptive_l2_erases_a_fine_tuned_pretrained_embedding_table(name):
+    """Adam's and AdaGrad's L2 adds lambda * w to every row's gradient and then divides a gradient by its own size,
+    so every row that a batch does not use moves by about lr towards 0 at every step: the SST LSTMN's GloVe
+    vectors were gone within a few hundred batches (median row norm 4.9 -> 0.09). A config that fine-tunes
+    pretrained vectors under such an optimizer with weight decay must exempt the table (`parameter_groups`)."""
+    import re
+
+    from allennlp.training.optimizers import make_parameter_groups
+
+    cfg = build_config_model(f"training_config/{name}.jsonnet", num_instances=2)
+    settings = config(name)["trainer"]["optimizer"]
+    if settings["type"] not in ("adam", "adagrad") or not settings.get("weight_decay"):
+        return
+    named = list(cfg.model.named_parameters())
+    groups = make_parameter_groups(named, settings.get("parameter_groups"))
+    groups = groups if isinstance(groups[0], dict) else [{"params": groups}]
+    decay = {id(p): group.get("weight_decay", settings["weight_decay"]) for group in groups for p in group["params"]}
+    embedders = config(name)["model"].get("text_field_embedder", {}).get("token_embedders", {})
+    tuned = [key for key, embedder in embedders.items()
+             if embedder.get("pretrained_file") and embedder.get("trainable", True)]
+    for key in tuned:
+        pattern = re.compile(rf"^_text_field_embedder\.token_embedder_{key}\.")
+        table = [p for parameter_name, p in named if pattern.search(parameter_name) and p.requires_grad]
+        assert table, f"{name}: no trainable parameter for embedder {key}"
+        decays = {decay[id(p)] for p in table}
+        if name in L2_ON_TUNED_EMBEDDINGS_BY_THE_PAPER:
+            assert decays == {settings["weight_decay"]}, name
+        else:
+            assert decays == {0}, f"{name}: the fine-tuned {key} table is under {settings['type']}'s weight decay"
+    # the network's own weights keep the paper's L2
+    others = [p for parameter_name, p in named if not parameter_name.startswith("_text_field_embedder.")]
+    assert {decay[id(p)] for p in others if p.requires_grad} == {settings["weight_decay"]}, name
