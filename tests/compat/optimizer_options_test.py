@@ -1,6 +1,7 @@
 """compat.optimizer_options: AllenNLP's adam, adamw, adagrad and sgd take torch's `fused` and `foreach`, make the same
 updates as without them, keep AllenNLP's defaults and parameter groups, and resume from their state dicts."""
 import copy
+import json
 
 import pytest
 import torch
@@ -99,3 +100,43 @@ def test_a_fused_optimizer_resumes_from_its_state_dict(name):
     _train(resumed, resumed_optimizer, range(5, 10))
     for expected, actual in zip(straight.parameters(), resumed.parameters()):
         assert torch.equal(actual, expected)
+
+
+def _l2_warnings(caplog, config: dict) -> list:
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="memplugins.compat.optimizer_options"):
+        _optimizer(Tiny(), config)
+    return [record.getMessage() for record in caplog.records if "weight_decay reaches" in record.getMessage()]
+
+
+@pytest.mark.parametrize("name", ["adam", "adagrad"])
+def test_adaptive_l2_on_an_embedding_table_is_warned_about_with_a_fix_that_works(caplog, name):
+    warnings = _l2_warnings(caplog, CONFIGS[name])
+    assert len(warnings) == 1 and "embedding.weight" in warnings[0] and "output.weight" not in warnings[0]
+    # the parameter_groups the message proposes leave the table out, and silence it
+    proposed = warnings[0].split('"parameter_groups": ')[1].split(", or use")[0]
+    config = {**CONFIGS[name], "parameter_groups": json.loads(proposed)}
+    assert _l2_warnings(caplog, config) == []
+    optimizer = _optimizer(Tiny(), config)
+    assert sorted(group["weight_decay"] for group in optimizer.param_groups) == [0, CONFIGS[name]["weight_decay"]]
+
+
+@pytest.mark.parametrize("config", [
+    {"type": "adam", "lr": 0.01},  # no weight decay
+    {"type": "adamw", "lr": 0.01, "weight_decay": 0.01},  # decoupled: proportional to w
+    CONFIGS["sgd"],  # plain SGD's L2 is proportional to w too
+    {"type": "adam", "lr": 0.01, "weight_decay": 0.001, "parameter_groups": [[["^embedding"], {"requires_grad": False}]]},
+])
+def test_no_warning_where_the_l2_cannot_erase_a_table(caplog, config):
+    assert _l2_warnings(caplog, config) == []
+
+
+def test_adam_l2_moves_an_unused_row_by_about_lr_per_step():
+    """The fact behind the warning: the row no batch uses loses ~lr per step whatever weight_decay is."""
+    model = Tiny()
+    unused = 39  # Tiny.loss with steps 0..7 reads tokens 0..18
+    optimizer = _optimizer(model, {"type": "adam", "lr": 0.01, "weight_decay": 1e-4})
+    before = model.embedding.weight[unused].detach().abs().clone()
+    _train(model, optimizer, range(8))
+    shrink = before - model.embedding.weight[unused].detach().abs()
+    torch.testing.assert_close(shrink, torch.full_like(shrink, 8 * 0.01), rtol=0.02, atol=0)

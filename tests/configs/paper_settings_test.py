@@ -3,8 +3,11 @@ Every shipped config keeps the paper settings its header claims (issue 14), read
 as `allennlp train` reads them (the defaults of memplugins.compat.config_defaults included), so that a later edit cannot drift
 silently. Deviations that the headers document are asserted as documented.
 """
+import re
+
 import pytest
 from allennlp.common import Params
+from allennlp.training.optimizers import make_parameter_groups
 
 from tests.config_models import CONFIGS, REPO_ROOT, build_config_model
 
@@ -180,10 +183,6 @@ def test_no_adaptive_l2_erases_a_fine_tuned_pretrained_embedding_table(name):
     so every row that a batch does not use moves by about lr towards 0 at every step: the SST LSTMN's GloVe
     vectors were gone within a few hundred batches (median row norm 4.9 -> 0.09). A config that fine-tunes
     pretrained vectors under such an optimizer with weight decay must exempt the table (`parameter_groups`)."""
-    import re
-
-    from allennlp.training.optimizers import make_parameter_groups
-
     cfg = build_config_model(f"training_config/{name}.jsonnet", num_instances=2)
     settings = config(name)["trainer"]["optimizer"]
     if settings["type"] not in ("adam", "adagrad") or not settings.get("weight_decay"):
