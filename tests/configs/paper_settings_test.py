@@ -183,11 +183,10 @@ def test_no_adaptive_l2_erases_a_fine_tuned_pretrained_embedding_table(name):
     so every row that a batch does not use moves by about lr towards 0 at every step: the SST LSTMN's GloVe
     vectors were gone within a few hundred batches (median row norm 4.9 -> 0.09). A config that fine-tunes
     pretrained vectors under such an optimizer with weight decay must exempt the table (`parameter_groups`)."""
-    cfg = build_config_model(f"training_config/{name}.jsonnet", num_instances=2)
     settings = config(name)["trainer"]["optimizer"]
     if settings["type"] not in ("adam", "adagrad") or not settings.get("weight_decay"):
-        return
-    named = list(cfg.model.named_parameters())
+        pytest.skip("no adaptive optimizer with weight decay")
+    named = list(build_config_model(f"training_config/{name}.jsonnet", num_instances=2).model.named_parameters())
     groups = make_parameter_groups(named, settings.get("parameter_groups"))
     groups = groups if isinstance(groups[0], dict) else [{"params": groups}]
     decay = {id(p): group.get("weight_decay", settings["weight_decay"]) for group in groups for p in group["params"]}
