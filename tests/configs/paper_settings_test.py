@@ -7,6 +7,7 @@ import copy
 import re
 
 import pytest
+import torch
 from allennlp.common import Params
 from allennlp.training.optimizers import Optimizer
 
@@ -206,3 +207,48 @@ def test_no_adaptive_l2_erases_a_fine_tuned_pretrained_embedding_table(name):
     # the network's own weights keep the paper's L2
     others = [p for parameter_name, p in named if not parameter_name.startswith("_text_field_embedder.")]
     assert {decay[id(p)] for p in others if p.requires_grad} == {settings["weight_decay"]}, name
+
+
+@pytest.mark.parametrize("kind, changes", [("adam", False), ("sgd", True)])
+def test_cheng_sst_glove_gradient_scale_changes_nothing_under_the_papers_adam(kind, changes):
+    """Cheng et al. scale the GloVe words' gradient by 0.35 in the first epoch; sst_lstmn does not, and its header
+    says why: Adam's step m_hat / (sqrt(v_hat) + eps) is unchanged when every gradient a parameter has had is
+    multiplied by one constant c (m scales by c, sqrt(v) by |c|), so in the first epoch the scaled rows take the
+    same steps (up to eps). Checked with sst_lstmn's own optimizer settings (in float64, so eps is all that differs),
+    and against SGD, where the same scale changes the steps (the check can fail)."""
+    settings = {key: value for key, value in config("sst_lstmn")["trainer"]["optimizer"].items() if key != "fused"}
+    if kind == "sgd":
+        settings = {"type": "sgd", "lr": settings["lr"]}
+    assert kind != "adam" or (settings["type"], settings["lr"], settings["betas"]) == ("adam", 0.002, [0.9, 0.999])
+    # the table under the config's own parameter groups (its L2, unscaled, would break the invariance: the header)
+    table_name = "_text_field_embedder.token_embedder_tokens.weight"
+    generator = torch.Generator().manual_seed(0)
+    initial = torch.randn(30, 6, generator=generator, dtype=torch.float64)
+    batches = [torch.randint(0, 30, (5, 4), generator=generator) for _ in range(40)]
+    targets = torch.randn(6, dtype=torch.float64, generator=generator)
+    glove_rows = torch.arange(30) < 20  # rows found in the pretrained file
+
+    def first_epoch(scale: float) -> torch.Tensor:
+        table = torch.nn.Embedding(30, 6).double()
+        with torch.no_grad():
+            table.weight.copy_(initial)
+        table.weight.register_hook(lambda grad: torch.where(glove_rows[:, None], scale * grad, grad))
+        built = Optimizer.from_params(model_parameters=[(table_name, table.weight)],
+                                      params=Params(copy.deepcopy(settings)))
+        assert kind != "adam" or built.param_groups[0]["weight_decay"] == 0
+        for tokens in batches:
+            built.zero_grad()
+            loss = ((table(tokens).mean(dim=1) - targets) ** 2).sum()
+            loss.backward()
+            built.step()
+        return table.weight.detach()
+
+    unscaled, scaled = first_epoch(1.0), first_epoch(0.35)
+    assert not torch.equal(unscaled, initial)
+    moved = (unscaled - initial).abs().max()
+    difference = (unscaled - scaled).abs().max()
+    if changes:
+        assert difference > 0.1 * moved
+    else:
+        # all of it is eps (1e-8) against sqrt(v) of the smallest gradients: with eps 1e-14 it is < 1e-9 * moved
+        assert difference < 1e-4 * moved
