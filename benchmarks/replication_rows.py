@@ -222,6 +222,11 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst5_basic_lstm_tuned_embeddings", "basic_classifier + lstm, fine-grained, embeddings fine-tuned",
          "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "5-class", None, {}, "config",
          {"model.text_field_embedder.token_embedders.tokens.trainable": True}),
+        # the ablation of the LSTMN's encoder alone: sst_lstmn.jsonnet (the paper's settings, classifier and
+        # optimizer) with allennlp's `lstm` of the same size in place of the `lstmn`
+        ("sst5_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, fine-grained",
+         "training_config/sst_lstmn.jsonnet", "5-class", None, {"LSTMN_LAYERS": "1"}, "override",
+         {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {"model.text_field_embedder.token_embedders.tokens.trainable": True,
