@@ -85,7 +85,8 @@ def _sst(family: str, rows: List[tuple], epochs: int, seeds: Optional[List[int]]
             name, family=family, system="ours" if family != "sst_peers" else "peer", label=label, config=config,
             variables={**SST, "NUM_EPOCHS": str(epochs), "SST_GRANULARITY": granularity, **variables},
             test_file=SST_TEST, metric="accuracy", dev_metric="accuracy", paper=paper, overrides=overrides,
-            data=f"SST {granularity} train {unit}, best of {epochs} epochs on dev sentences", seeds=seeds,
+            data=f"SST {granularity} train {unit}, best of {variables.get('NUM_EPOCHS', epochs)} epochs on dev sentences",
+            seeds=seeds,
         ))
     return built
 
@@ -235,6 +236,13 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst5_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, fine-grained",
          "training_config/sst_lstmn.jsonnet", "5-class", None, {"LSTMN_LAYERS": "1"}, "override",
          {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}),
+        # the NSE's encoder ablation, the same way: sst2_nse.jsonnet with the vectors fine-tuned (as
+        # sst2_nse_tuned_embeddings) and allennlp's `lstm` of the NSE's size (300) in place of the `nse`
+        ("sst2_lstm_in_nse_settings", "basic_classifier + lstm (300, 1 layer) in sst2_nse's settings, vectors "
+         "fine-tuned, binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
+         {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 1},
+          "model.text_field_embedder.token_embedders.tokens.trainable": True,
+          "trainer.optimizer.parameter_groups": [[["^_text_field_embedder\\."], {"weight_decay": 0}]]}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {"model.text_field_embedder.token_embedders.tokens.trainable": True,
