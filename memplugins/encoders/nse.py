@@ -11,6 +11,7 @@ from memplugins.modules.fast.nse_deep import nse_deep_write
 from memplugins.modules.reversal import reverse_padded
 
 OUTPUTS = ("hidden", "memory")
+DROPOUT_PLACEMENTS = ("outputs", "inputs")
 COMPOSE_ACTIVATIONS = {"relu": torch.relu, "linear": lambda x: x}
 
 
@@ -93,7 +94,14 @@ class NseEncoder(Seq2SeqEncoder):
     output : `str`, optional (default = `"hidden"`)
         What `forward` returns: "hidden" (h_t) or "memory" (M_T).
     dropout : `float`, optional (default = `0.0`)
-        Dropout on o_t and on h_t (the paper regularises the read/write networks with dropout).
+        Dropout on the read and write networks (the paper: "the write/read neural nets ... were regularized by
+        dropouts", without saying where), placed by `dropout_placement`.
+    dropout_placement : `str`, optional (default = `"outputs"`)
+        "outputs": on the read LSTM's output o_t (so on the query of eq. 2 and the o_t of eq. 4) and on the write
+        LSTM's output h_t (so on what eq. 6 writes and what `forward` returns). "inputs": on what the two LSTMs read,
+        x_t before f_r (M_0 keeps the undropped x) and c_t before f_w, as the authors' released SNLI code places it;
+        the keys, the memory and the outputs are then undropped. With deeper f_w, "inputs" drops c_t before its first
+        layer only. Each mask is drawn once for all steps.
     num_layers : `int`, optional (default = `None`)
         `lstm`'s name: the default of `num_read_layers` and `num_write_layers`.
     compose_size : `int`, optional (default = `hidden_size`)
@@ -118,6 +126,7 @@ class NseEncoder(Seq2SeqEncoder):
         write_extra_memories: bool = True,
         output: str = "hidden",
         dropout: float = 0.0,
+        dropout_placement: str = "outputs",
         num_layers: Optional[int] = None,
         bidirectional: bool = False,
         compose_size: Optional[int] = None,
@@ -137,6 +146,10 @@ class NseEncoder(Seq2SeqEncoder):
         check_sizes("nse", input_size=input_size, hidden_size=hidden_size, num_read_layers=num_read_layers,
                     num_write_layers=num_write_layers, num_layers=num_layers, compose_size=compose_size)
         check_dropout("nse", dropout)
+        if dropout_placement not in DROPOUT_PLACEMENTS:
+            raise ConfigurationError(f"nse: dropout_placement must be one of {DROPOUT_PLACEMENTS}, got "
+                                     f"{dropout_placement!r}")
+        self._dropout_placement = dropout_placement
         if isinstance(num_extra_memories, bool) or not isinstance(num_extra_memories, int) or num_extra_memories < 0:
             raise ConfigurationError(f"nse: num_extra_memories must be 0 or more, got {num_extra_memories!r}")
         num_read_layers = num_read_layers or num_layers or 1
@@ -161,7 +174,7 @@ class NseEncoder(Seq2SeqEncoder):
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
             NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout,
-                       compose_size=compose_size, compose_activation=compose_activation, bias=bias)
+                       dropout_placement=dropout_placement, compose_size=compose_size, compose_activation=compose_activation, bias=bias)
             if bidirectional
             else None
         )
@@ -221,11 +234,17 @@ class NseEncoder(Seq2SeqEncoder):
             raise ConfigurationError("nse: encode(...) is left to right; this model needs bidirectional: false")
         return self._encode(inputs, mask, extra_memories)
 
-    def _dropout_mask(self, inputs: torch.Tensor) -> Optional[torch.Tensor]:
-        """A scaled dropout mask `(B, T, k)` for all steps at once, or None when dropout is off."""
+    def _dropout_mask(self, inputs: torch.Tensor, size: Optional[int] = None) -> Optional[torch.Tensor]:
+        """A scaled dropout mask `(B, T, size)` (default size k) for all steps at once, or None when dropout is
+        off."""
         if not (self.training and self._dropout.p > 0):
             return None
-        return self._dropout(inputs.new_ones(*inputs.shape[:2], self.hidden_size))
+        return self._dropout(inputs.new_ones(*inputs.shape[:2], size or self.hidden_size))
+
+    def _input_dropout_masks(self, inputs: torch.Tensor) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+        """`dropout_placement="inputs"`'s masks, drawn in this order: x_t's `(B, T, input_size)` and c_t's
+        `(B, T, c)`."""
+        return self._dropout_mask(inputs, self._input_size), self._dropout_mask(inputs, self.compose.out_features)
 
     def _encode(
         self,
@@ -242,13 +261,24 @@ class NseEncoder(Seq2SeqEncoder):
             if extra.size(-1) != self.hidden_size:
                 raise ConfigurationError(f"nse: an extra memory's slots have {extra.size(-1)} features; they must have "
                                          f"hidden_size = {self.hidden_size}")
+        on_inputs = self._dropout_placement == "inputs"
         if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: deeper f_w runs the batched step loop
+            if on_inputs:
+                input_dropout, compose_dropout = self._input_dropout_masks(inputs)
+                return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, input_dropout=input_dropout,
+                                                 compose_dropout=compose_dropout))
             read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
             return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, read_dropout, value_dropout))
-        read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
-        read_outputs = self._dropout(read_outputs)
+        if on_inputs:  # on x_t and c_t; o_t and h_t undropped
+            input_dropout, compose_dropout = self._input_dropout_masks(inputs)
+            read_inputs = inputs if input_dropout is None else inputs * input_dropout
+            read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
+            dropout_mask = None
+        else:  # on o_t and h_t
+            read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
+            read_outputs = self._dropout(read_outputs)
+            dropout_mask, compose_dropout = self._dropout_mask(inputs), None  # on h_t: drawn for all steps at once
         k = self.hidden_size
-        dropout_mask = self._dropout_mask(inputs)  # on h_t: drawn for all steps at once
         memories = [(self.initial_memory(inputs, mask), mask, True)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
         # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
@@ -260,7 +290,7 @@ class NseEncoder(Seq2SeqEncoder):
             read_outputs, composed_reads, mask, dropout_mask, memories,
             CellWeights(self.compose.weight[:, k:], cell.weight_ih, cell.weight_hh,
                         cell.bias_ih + cell.bias_hh if cell.bias else cell.weight_ih.new_zeros(4 * k)),
-            self._compose_activation_name,
+            self._compose_activation_name, compose_dropout,
         )
         finals, written_index = [], 0
         for memory in memories:  # M_T = diag(a_T) M_0 + W_T H_T

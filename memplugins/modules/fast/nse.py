@@ -16,7 +16,8 @@ the loop) and S0_t = M_0 o_t (all t at once, outside):
                  H ← [H; v_t],  z' = z ⊙ mask_t                 g_a ← g_a ⊙ (1 - z');  g_W[:, <t] ← ⊙ (1 - z')
     (5)(13)      h_t = LSTMCell(c_t, state);                    `contract.lstm_cell_backward`; g_c_t = g_gates W_ih;
                  v_t = dropout(h_t) ⊙ mask_t                    g_h_{t-1} = g_gates W_hh
-    (4)(12)      c_t = f_c(C_o o_t + b + W_m [r^1; ...; r^N])   g_pre = g_c_t ⊙ f_c';  g_r = g_pre W_m
+    (4)(12)      c_t = f_c(C_o o_t + b + W_m [r^1; ...; r^N])   g_pre = g_c_t ⊙ d_t ⊙ f_c';  g_r = g_pre W_m
+                 ⊙ d_t (dropout on f_w's input, if given)
     (3)(11)      r = (z ⊙ a)ᵀ M_0 + (zᵀ W) H_{<t}               g_z += (M_0 g_r) ⊙ a + W (H g_r);  g_a += (M_0 g_r) ⊙ z;
                                                                 g_W += z (H g_r)ᵀ
     (2)(10)      q = H_{<t} o_t;  s = a ⊙ S0_t + W q;           g_s = z ⊙ (g_z - <z, g_z>);  g_S0_t = g_s ⊙ a;
@@ -30,7 +31,8 @@ the write LSTM's) are each one product over all steps.
 
 What it saves over autograd: 60-odd graph nodes per step, which at B = 32, k = 300 cost about as much as their
 arithmetic. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
-on h_t uses one mask drawn for all steps before the loop (the same distribution as per-step dropout). Mixed
+on h_t (and, where the encoder places it there, on c_t as f_w's input: d_t above) uses one mask drawn for all
+steps before the loop (the same distribution as per-step dropout). Mixed
 precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast.contract`).
 
 On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
@@ -85,13 +87,16 @@ def _read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: 
 
 
 def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, compose: str, hidden, memory,
-                      kernel: bool = False):
-    """(4) and (5): c_t into `buffers.composed`, the write LSTM's step (its pointwise part in one Triton launch with
+                      kernel: bool = False, compose_dropout: Optional[torch.Tensor] = None):
+    """(4) and (5): c_t into `buffers.composed` (after its dropout, if any: what f_w reads, and what W_ih's gradient
+    needs), the write LSTM's step (its pointwise part in one Triton launch with
     `kernel`: `memplugins.modules.fast.lstm_cell_kernel`); returns its new (h, c)."""
     k = hidden.size(-1)
     pre = torch.addmm(composed[:, t], buffers.retrieved[:, t], cell.compose_weight.t())  # (4)
     buffers.compose_input[:, t] = pre
     c_t = torch.relu(pre) if compose == "relu" else pre
+    if compose_dropout is not None:
+        c_t = c_t * compose_dropout[:, t]
     buffers.composed[:, t] = c_t
     gates = torch.addmm(cell.bias, c_t, cell.weight_ih.t()).addmm_(hidden, cell.weight_hh.t())  # (5): LSTMCell
     step_gates = buffers.gates[:, t]
@@ -146,8 +151,8 @@ def _write(t: int, step_keys: List[torch.Tensor], buffers: Buffers, memories: Se
             written.weights[n][:, :, t] = z
 
 
-def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, memories: Sequence[Memory],
-             saved: Optional[List[StepState]]):
+def _forward(queries, composed, mask, dropout, compose_dropout, cell: CellWeights, compose: str,
+             memories: Sequence[Memory], saved: Optional[List[StepState]]):
     batch_size, num_steps, k = queries.size()
     buffers = Buffers.allocate(queries, composed.size(-1), [m.initial.size(1) for m in memories])
     written = _Written(
@@ -166,7 +171,8 @@ def _forward(queries, composed, mask, dropout, cell: CellWeights, compose: str, 
             state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks)
         else:
             state = _read(t, queries[:, t], buffers, memories, written)
-        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel)
+        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel,
+                                                   compose_dropout)
         value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
         step_keys = [keys[:, t] for keys in buffers.raw_keys]
         if full_steps[t]:
@@ -191,6 +197,7 @@ class _Saved(NamedTuple):
     queries: torch.Tensor
     mask: torch.BoolTensor
     dropout: Optional[torch.Tensor]
+    compose_dropout: Optional[torch.Tensor]
     cell: CellWeights
     compose: str
     written: Tuple[bool, ...]
@@ -200,14 +207,14 @@ class _Saved(NamedTuple):
     steps: List[StepState]
 
 
-def _forward_keeping(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
-                     *memory_tensors):
+def _forward_keeping(queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                     written, compose, *memory_tensors):
     """`_forward` with `_NseRecurrence.apply`'s flat arguments, keeping what the backward reads: (outputs, saved)."""
     count, steps = len(written), []
     cell = CellWeights(compose_weight, weight_ih, weight_hh, bias)
-    values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, cell, compose,
+    values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, compose_dropout, cell, compose,
                                                       Memory.regroup(written, memory_tensors), steps)
-    saved = _Saved(queries, mask, dropout, cell, compose, written, list(memory_tensors[:count]),
+    saved = _Saved(queries, mask, dropout, compose_dropout, cell, compose, written, list(memory_tensors[:count]),
                    list(memory_tensors[count : 2 * count]), buffers, steps)
     return (values, *keys, *decays, *weights), saved
 
@@ -215,21 +222,21 @@ def _forward_keeping(queries, composed, mask, dropout, compose_weight, weight_ih
 def _input_gradients(saved: _Saved, grads):
     """The gradients of `_NseRecurrence.apply`'s arguments, from the outputs' (values first)."""
     gradients = backward(*saved, grads[0], grads[1:])
-    return (gradients.queries, gradients.compose_input, None, None, *gradients.weights, None, None,
+    return (gradients.queries, gradients.compose_input, None, None, None, *gradients.weights, None, None,
             *gradients.initial_scores, *gradients.initials, *([None] * len(saved.written)))
 
 
 class _NseRecurrence(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
-                *memory_tensors):
-        outputs, saved = _forward_keeping(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh,
-                                          bias, written, compose, *memory_tensors)
+    def forward(ctx, queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                written, compose, *memory_tensors):
+        outputs, saved = _forward_keeping(queries, composed, mask, dropout, compose_dropout, compose_weight,
+                                          weight_ih, weight_hh, bias, written, compose, *memory_tensors)
         buffers = saved.buffers
         # the outputs go through save_for_backward (kept on ctx they would form a reference cycle with their graph)
-        ctx.saved = saved._replace(queries=None, mask=None, dropout=None, cell=None, initial_scores=None,
-                                   initials=None, buffers=buffers._replace(values=None, keys=None))
-        ctx.save_for_backward(queries, mask, dropout, *saved.cell, buffers.values, *buffers.keys,
+        ctx.saved = saved._replace(queries=None, mask=None, dropout=None, compose_dropout=None, cell=None,
+                                   initial_scores=None, initials=None, buffers=buffers._replace(values=None, keys=None))
+        ctx.save_for_backward(queries, mask, dropout, compose_dropout, *saved.cell, buffers.values, *buffers.keys,
                               *saved.initial_scores, *saved.initials)
         return outputs
 
@@ -237,11 +244,11 @@ class _NseRecurrence(torch.autograd.Function):
     @first_order_backward
     def backward(ctx, *grads):
         count = len(ctx.saved.written)
-        queries, mask, dropout, *rest = ctx.saved_tensors
+        queries, mask, dropout, compose_dropout, *rest = ctx.saved_tensors
         cell, values, keys = CellWeights(*rest[:4]), rest[4], rest[5 : 5 + count]
         initial_scores, initials = rest[5 + count : 5 + 2 * count], rest[5 + 2 * count :]
-        saved = ctx.saved._replace(queries=queries, mask=mask, dropout=dropout, cell=cell,
-                                   initial_scores=list(initial_scores), initials=list(initials),
+        saved = ctx.saved._replace(queries=queries, mask=mask, dropout=dropout, compose_dropout=compose_dropout,
+                                   cell=cell, initial_scores=list(initial_scores), initials=list(initials),
                                    buffers=ctx.saved.buffers._replace(values=values, keys=list(keys)))
         return _input_gradients(saved, grads)
 
@@ -250,10 +257,10 @@ def _length_dims(args):
     """The lengths the graphs pad (`step_graphs`): T (group 0) and each memory's slot count l_n (group n + 1), in
     the arguments of `_NseRecurrence.apply` and in its outputs (values, keys, and the written memories' a_T and
     W_T). Padded steps and slots are masked, which changes no real output (the encoder's padding invariance)."""
-    written = args[8]
+    written = args[9]
     count = len(written)
     steps = {1: 0}
-    arg_dims = [steps, steps, steps, steps if args[3] is not None else {}, {}, {}, {}, {}, {}, {}]
+    arg_dims = [steps, steps, steps, *(steps if d is not None else {} for d in args[3:5]), {}, {}, {}, {}, {}, {}]
     arg_dims += [{1: n + 1, 2: 0} for n in range(count)]  # S0: (B, l, T)
     arg_dims += [{1: n + 1} for n in range(count)] * 2  # M_0: (B, l, k); slot masks: (B, l)
     written_memories = [n for n in range(count) if written[n]]
@@ -274,27 +281,30 @@ def nse_recurrence(
     memories: Sequence[Memory],
     cell: CellWeights,
     compose: str,
+    compose_dropout: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], List[torch.Tensor]]:
     """
     queries: o_t `(B, T, k)`; composed: the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a
     scaled dropout mask for h_t `(B, T, k)` or None; memories: a `Memory` each; cell: W_m `(c, N k)` and the write
-    LSTMCell's weights; compose: "relu" or "linear". Returns the written values (h_t after dropout, 0 at padding)
+    LSTMCell's weights; compose: "relu" or "linear"; compose_dropout: a scaled dropout mask for c_t as f_w's input
+    `(B, T, c)` or None. Returns the written values (h_t after dropout, 0 at padding)
     `(B, T, k)`, the keys z' per memory `(B, T, l)`, and per written memory a_T `(B, l)` and W_T `(B, l, T)`.
     """
     written = tuple(bool(m.written) for m in memories)
-    outputs = run_fast_path(_NseRecurrence, _forward_flat, queries, composed, mask, dropout, *cell, written, compose,
+    outputs = run_fast_path(_NseRecurrence, _forward_flat, queries, composed, mask, dropout, compose_dropout, *cell,
+                            written, compose,
                             *Memory.flatten(memories), graphs=_GRAPHS)
     count, num_written = len(memories), sum(written)
     values, keys, rest = outputs[0], list(outputs[1 : 1 + count]), outputs[1 + count :]
     return values, keys, list(rest[:num_written]), list(rest[num_written : 2 * num_written])
 
 
-def _forward_flat(queries, composed, mask, dropout, compose_weight, weight_ih, weight_hh, bias, written, compose,
-                  *memory_tensors):
+def _forward_flat(queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                  written, compose, *memory_tensors):
     """`_forward` with `_NseRecurrence.apply`'s flat arguments (the contract's forward without a graph); the last
     argument is the contract's `saved` (None)."""
     *memory_tensors, saved = memory_tensors
-    values, keys, decays, weights, _ = _forward(queries, composed, mask, dropout,
+    values, keys, decays, weights, _ = _forward(queries, composed, mask, dropout, compose_dropout,
                                                 CellWeights(compose_weight, weight_ih, weight_hh, bias), compose,
                                                 Memory.regroup(written, memory_tensors), saved)
     return (values, *keys, *decays, *weights)

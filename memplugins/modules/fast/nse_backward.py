@@ -54,7 +54,7 @@ class _Step(NamedTuple):
     mask: torch.Tensor  # (B, 1), float
 
 
-def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: Sequence[bool],
+def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose: str, written: Sequence[bool],
              initial_scores: List[torch.Tensor], initials: List[torch.Tensor], buffers: Buffers,
              steps: List[StepState], grad_values: Optional[torch.Tensor], grads) -> Gradients:
     batch_size, num_steps, k = queries.size()
@@ -98,7 +98,7 @@ def backward(queries, mask, dropout, cell: CellWeights, compose: str, written: S
         grad_value = _value_gradient(t, grad_values, queries, written, records, k)
         grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
         grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records, kernel)
-        grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records)
+        grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records, compose_dropout)
         grad_history = queries.new_zeros(batch_size, t) if t > 0 else None
         for n in range(count):
             read_backward = _kernel_read_backward if kernel else _read_backward
@@ -171,8 +171,12 @@ def _cell_backward(step: _Step, grad_value, dropout, buffers: Buffers, cell: Cel
     return grad_gates.mm(cell.weight_ih)
 
 
-def _compose_backward(t, grad_composed, buffers: Buffers, cell: CellWeights, compose: str, records: _Records):
-    """(4), (12) in reverse: g of f_c's pre-activation, and g_r = g_pre W_m for every memory's read."""
+def _compose_backward(t, grad_composed, buffers: Buffers, cell: CellWeights, compose: str, records: _Records,
+                      compose_dropout: Optional[torch.Tensor] = None):
+    """(4), (12) in reverse: g of f_c's pre-activation (through c_t's dropout, if any), and g_r = g_pre W_m for
+    every memory's read."""
+    if compose_dropout is not None:
+        grad_composed = grad_composed * compose_dropout[:, t]
     if compose == "relu":
         grad_composed = grad_composed * (buffers.compose_input[:, t] > 0)
     records.compose_input[:, t] = grad_composed

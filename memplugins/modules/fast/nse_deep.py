@@ -121,21 +121,26 @@ def nse_deep_write(
     extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
     read_dropout: Optional[torch.Tensor] = None,
     value_dropout: Optional[torch.Tensor] = None,
+    input_dropout: Optional[torch.Tensor] = None,
+    compose_dropout: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
     """
     An `NseEncoder`'s (`encoder`) pass over inputs `(B, T, input_size)` with mask `(B, T)` and its extra memories
     (each `(B, l_n, k)` with its slot mask), in `NseOutput`'s order and shapes: H `(B, T, k)`, M_T `(B, T, k)`, keys
     `(B, T, T)`, the final extra memories and their keys `(B, T, l_n)`. read_dropout / value_dropout: scaled dropout
-    masks `(B, T, k)` for o_t and for the written h_t, or None.
+    masks `(B, T, k)` for o_t and for the written h_t, or None; input_dropout `(B, T, input_size)` / compose_dropout
+    `(B, T, c)`: for x_t as f_r's input (M_0 keeps the undropped inputs) and for c_t as the first write layer's
+    input, or None.
     """
-    read_outputs, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1), all t at once
+    read_inputs = inputs if input_dropout is None else inputs * input_dropout
+    read_outputs, _ = run_masked_lstm(encoder.read_lstm, read_inputs, mask)  # (1), all t at once
     initial = encoder.initial_memory(inputs, mask)
     # the recurrence in float32 under autocast (the fast-path contract)
     return in_float32_under_autocast(_loop, encoder, read_outputs, initial, mask, list(extra_memories), read_dropout,
-                                     value_dropout)
+                                     value_dropout, compose_dropout)
 
 
-def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, value_dropout):
+def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, value_dropout, compose_dropout):
     if read_dropout is not None:
         read_outputs = read_outputs * read_dropout
     batch_size, num_steps, k = read_outputs.shape
@@ -159,6 +164,8 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
         if encoder.compose.bias is not None:
             composed = composed + encoder.compose.bias
         layer_input = encoder._compose_activation(composed)
+        if compose_dropout is not None:
+            layer_input = layer_input * compose_dropout[:, t]
         for layer, ((products, bias), (h, c)) in enumerate(zip(cells, states)):  # (5), (13): layer by layer
             gates = products(torch.cat([layer_input, h], -1))  # torch's LSTM cell: gates (i, f, g, o)
             if bias is not None:

@@ -27,16 +27,20 @@ def nse_reference(
     extras: Sequence[torch.Tensor] = (),
     read_dropout: Optional[torch.Tensor] = None,
     value_dropout: Optional[torch.Tensor] = None,
+    input_dropout: Optional[torch.Tensor] = None,
+    compose_dropout: Optional[torch.Tensor] = None,
 ):
     """
     x `(T, d_in)`; extras: each extra memory's real slots `(l_n, k)`; read_dropout / value_dropout: scaled dropout
-    masks `(T, k)` for o_t and for the written h_t (the encoder's dropout), or None. Returns H `(T, k)`, the final
+    masks `(T, k)` for o_t and for the written h_t (the encoder's dropout on its outputs), or None; input_dropout
+    `(T, d_in)` / compose_dropout `(T, c)`: for x_t as f_r's input (M_0 keeps the undropped x) and for c_t as f_w's
+    input (the encoder's dropout on the LSTMs' inputs), or None. Returns H `(T, k)`, the final
     memory M_T `(T, k)`, the keys Z `(T, T)`, the final extra memories and their keys `(T, l_n)`.
     """
     k = encoder.hidden_size
     M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
     extras = [list(extra) for extra in extras]
-    layer_input = list(x)  # (1): the read LSTM, layer by layer, step by step
+    layer_input = list(x if input_dropout is None else x * input_dropout)  # (1): f_r, layer by layer, step by step
     for layer in range(encoder.read_lstm.num_layers):
         weights = [getattr(encoder.read_lstm, f"{name}_l{layer}", None)
                    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
@@ -57,6 +61,8 @@ def nse_reference(
             z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory]), 0)  # (10)
             reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory))))  # (11)
         c_t = encoder._compose_activation(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4), (12)
+        if compose_dropout is not None:
+            c_t = c_t * compose_dropout[t]
         layer_input_t, new_states = c_t, []
         for cell, (h, c) in zip(encoder.write_cells, states):  # (5), (13)
             h, c = lstm_step(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, layer_input_t, h, c)
@@ -83,9 +89,11 @@ def nse_reference_batch(
     extra_memories: Sequence[Tuple[torch.Tensor, torch.BoolTensor]] = (),
     read_dropout: Optional[torch.Tensor] = None,
     value_dropout: Optional[torch.Tensor] = None,
+    input_dropout: Optional[torch.Tensor] = None,
+    compose_dropout: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor], List[torch.Tensor]]:
     """`nse_reference` over a right-padded batch, one sequence at a time, in `NseOutput`'s order and shapes: zero
-    at padding, and the padded slots of the extra memories unchanged. Dropout masks `(B, T, k)` or None."""
+    at padding, and the padded slots of the extra memories unchanged. Dropout masks `(B, T, size)` or None."""
     pad = torch.nn.functional.pad
     num_steps = inputs.size(1)
     k = encoder.hidden_size
@@ -97,10 +105,9 @@ def nse_reference_batch(
             empty = inputs.new_zeros(0, k)
             H, M, Z, E, ZN = empty, empty, inputs.new_zeros(0, 0), extras, [inputs.new_zeros(0, n) for n in slots]
         else:
-            H, M, Z, E, ZN = nse_reference(
-                encoder, inputs[b, :length], extras, None if read_dropout is None else read_dropout[b, :length],
-                None if value_dropout is None else value_dropout[b, :length],
-            )
+            masks = [None if d is None else d[b, :length]
+                     for d in (read_dropout, value_dropout, input_dropout, compose_dropout)]
+            H, M, Z, E, ZN = nse_reference(encoder, inputs[b, :length], extras, *masks)
         rest = num_steps - length
         examples.append((
             pad(H, (0, 0, 0, rest)), pad(M, (0, 0, 0, rest)), pad(Z, (0, rest, 0, rest)),

@@ -5,6 +5,7 @@ with extra memories written or read-only, both compose settings, and dropout giv
 """
 import pytest
 import torch
+from allennlp.common.checks import ConfigurationError
 
 from memplugins.encoders import NseEncoder
 from memplugins.modules.reference.nse import nse_reference_batch
@@ -76,3 +77,36 @@ def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it
                                      encoder, x, extras)
     names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
     assert_equal_to_reference(fast, fast_grads, reference, reference_grads, names)
+
+
+@pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
+@pytest.mark.parametrize("compose", [dict(), dict(compose_size=12, compose_activation="linear")], ids=["relu", "linear"])
+def test_dropout_on_the_lstms_inputs_matches_the_reference_given_its_masks(num_write_layers, compose):
+    """`dropout_placement="inputs"` (the authors' code): x_t into f_r and c_t into f_w are dropped; o_t (so the
+    keys), the written h_t and the memory's initial x are not."""
+    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, dropout_placement="inputs",
+                         num_write_layers=num_write_layers, **compose)
+    encoder = randomize(encoder.double(), seed=4).train()
+    x, mask, extras = batch(1)
+    torch.manual_seed(0)
+    fast, fast_grads = run(encoder.encode(x, mask, extras), encoder, x, extras)
+    torch.manual_seed(0)  # the same draws, in the same order: x_t's mask, then c_t's
+    batch_shape = (len(LENGTHS), max(LENGTHS))
+    input_mask = encoder._dropout(torch.ones(*batch_shape, 5, dtype=torch.float64))
+    compose_mask = encoder._dropout(torch.ones(*batch_shape, encoder.compose.out_features, dtype=torch.float64))
+    assert 0.15 < (compose_mask == 0).double().mean() < 0.45
+    reference, reference_grads = run(
+        nse_reference_batch(encoder, x, mask, extras, input_dropout=input_mask, compose_dropout=compose_mask),
+        encoder, x, extras)
+    names = ["x", "extra 0"] + [n for n, _ in encoder.named_parameters()]
+    assert_equal_to_reference(fast, fast_grads, reference, reference_grads, names)
+    # the masks matter: without them (the same weights) the outputs differ
+    plain = nse_reference_batch(encoder, x, mask, extras)
+    assert not torch.allclose(plain[0], fast[0])
+    # and the written values are not dropped: no h_t is exactly 0 at a real step (as "outputs" would make ~30 %)
+    assert (fast[0][mask] != 0).all()
+
+
+def test_dropout_placement_is_checked():
+    with pytest.raises(ConfigurationError, match="dropout_placement"):
+        NseEncoder(5, 4, dropout=0.3, dropout_placement="everywhere")
