@@ -251,6 +251,12 @@ FAMILIES: Dict[str, List[Row]] = {
          "fine-tuned, binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
          {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 1},
           **TUNED_VECTORS, **TABLE_OUT_OF_L2}),
+        # the same with two stacked LSTM layers: an NSE is two LSTMs in series (f_r feeds f_w through the compose
+        # layer), so this asks whether depth alone, in these settings, costs what the NSE loses on dev
+        ("sst2_lstm2_in_nse_settings", "basic_classifier + lstm (300, 2 layers) in sst2_nse's settings, vectors "
+         "fine-tuned, binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
+         {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 2},
+          **TUNED_VECTORS, **TABLE_OUT_OF_L2}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
