@@ -1,0 +1,119 @@
+"""
+How trained SST classifiers treat words their vocabulary lacks: a diagnostic for test accuracy far below dev
+accuracy (docs/results.md "sst_nse"). AllenNLP builds the vocabulary from the training and validation data, so no dev
+sentence has an unknown word, while about half the SST test sentences have one. They all map to @@UNKNOWN@@, whose
+embedding row was drawn at random (at the norm of the GloVe rows) and is never trained: no training token maps to
+it. Each RUN (a `benchmarks/replicate.py` run's `train/`, or any serialization directory with `config.json`,
+`vocabulary/` and `best.th`) is evaluated on TREES three ways:
+
+- "as trained": the model as it is (what `replicate.py` records);
+- "unknown = 0": its @@UNKNOWN@@ row set to zero, as the NSE paper sets out-of-vocabulary words ("The embeddings for
+  out-of-vocabulary words were set to zero vector", section 4);
+- "vocab + GloVe": the vocabulary extended with the TREES words (AllenNLP's `extend_embedder_vocab`, as
+  `allennlp evaluate --extend-vocab`), their rows read from the run's own pretrained file; a word the file lacks
+  stays unknown, and @@UNKNOWN@@ is zero.
+
+    SST_GRANULARITY=2-class .venv/bin/python benchmarks/sst_unknown_words.py TREES RUN [RUN ...]
+
+Prints one row per run: the three accuracies, and as trained, the accuracy on the sentences with an unknown word and
+on the others (with their counts). Changes no file.
+"""
+import argparse
+import gzip
+import sys
+from pathlib import Path
+
+import torch
+from allennlp.common import Params
+from allennlp.common.util import import_module_and_submodules
+from allennlp.data import Batch, DatasetReader
+from allennlp.models import Model
+
+UNKNOWN = "@@UNKNOWN@@"
+
+
+def embedding(model: Model):
+    return model._text_field_embedder.token_embedder_tokens
+
+
+def predictions(model: Model, instances) -> list:
+    """(correct, has an unknown word) per instance."""
+    unknown = model.vocab.get_token_index(UNKNOWN, "tokens")
+    results = []
+    with torch.no_grad():
+        for start in range(0, len(instances), 64):
+            chunk = instances[start:start + 64]
+            batch = Batch(chunk)
+            batch.index_instances(model.vocab)
+            tensors = batch.as_tensor_dict()
+            predicted = model(**tensors)["logits"].argmax(-1)
+            ids = tensors["tokens"]["tokens"]["tokens"]
+            results += list(zip((predicted == tensors["label"]).tolist(), (ids == unknown).any(-1).tolist()))
+    return results
+
+
+def read(run: Path, trees: str) -> list:
+    params = Params.from_file(str(run / "config.json"))
+    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
+    return list(DatasetReader.from_params(reader_params).read(trees))
+
+
+def load(run: Path, trees: str):
+    params = Params.from_file(str(run / "config.json"))
+    instances = read(run, trees)
+    model = Model.load(params.duplicate(), str(run), weights_file=str(run / "best.th"), cuda_device=-1)
+    pretrained = params["model"]["text_field_embedder"]["token_embedders"]["tokens"].get("pretrained_file")
+    return model.eval(), instances, pretrained
+
+
+def file_words(path: str) -> set:
+    """The words of a GloVe-format text file (gzipped or not)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        return {line.split(" ", 1)[0] for line in lines}
+
+
+def zero_unknown(model: Model) -> None:
+    with torch.no_grad():
+        embedding(model).weight[model.vocab.get_token_index(UNKNOWN, "tokens")] = 0
+
+
+def accuracy(results) -> str:
+    return f"{sum(c for c, _ in results) / len(results):.3f} ({len(results)})" if results else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trees", help="PTB-format SST trees, e.g. ../shared/data/sst/trees/test.txt")
+    parser.add_argument("runs", nargs="+", type=Path)
+    args = parser.parse_args()
+    import_module_and_submodules("allennlp_models")
+    import_module_and_submodules("memplugins")
+    print("| run | as trained | unknown = 0 | vocab + GloVe | as trained, with an unknown word | without |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for run in args.runs:
+        if not (run / "best.th").exists():
+            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
+        model, instances, pretrained = load(run, args.trees)
+        trained = predictions(model, instances)
+        zero_unknown(model)
+        zeroed = predictions(model, instances)
+        known = model.vocab.get_vocab_size("tokens")
+        model.vocab.extend_from_instances(instances)
+        model.extend_embedder_vocab({"_text_field_embedder.token_embedder_tokens": pretrained})
+        # AllenNLP draws the rows of added words the file lacks at random: zero them, as the unknown word's
+        in_file = file_words(pretrained)
+        with torch.no_grad():
+            for index in range(known, model.vocab.get_vocab_size("tokens")):
+                if model.vocab.get_token_from_index(index, "tokens") not in in_file:
+                    embedding(model).weight[index] = 0
+        # fresh instances: an Instance keeps the indices of its first indexing
+        extended = predictions(model, read(run, args.trees))
+        name = run.parent.name if run.name == "train" else run.name
+        cells = [accuracy(trained), accuracy(zeroed), accuracy(extended),
+                 accuracy([r for r in trained if r[1]]), accuracy([r for r in trained if not r[1]])]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
