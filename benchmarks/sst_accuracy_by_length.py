@@ -26,13 +26,40 @@ def bucket(length: int) -> str:
     return f"{first}+" if last == 10_000 else f"{first}-{last}"
 
 
-def accuracy_by_length(run: Path, trees: str) -> dict:
+def read_trees(run: Path, trees: str) -> list:
+    """TREES read by RUN's validation reader (fresh instances: an Instance keeps the indices of its first
+    indexing)."""
     params = Params.from_file(str(run / "config.json"))
     reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
-    reader = DatasetReader.from_params(reader_params)
-    model = Model.load(params.duplicate(), str(run), weights_file=str(run / "best.th"), cuda_device=-1)
-    model.eval()
-    instances = list(reader.read(trees))
+    return list(DatasetReader.from_params(reader_params).read(trees))
+
+
+def load_run(run: Path) -> Model:
+    """RUN's best weights, in eval mode, on the CPU."""
+    params = Params.from_file(str(run / "config.json"))
+    return Model.load(params, str(run), weights_file=str(run / "best.th"), cuda_device=-1).eval()
+
+
+def run_name(run: Path) -> str:
+    return run.parent.name if run.name == "train" else run.name
+
+
+def parse_runs(description: str, trees_example: str) -> argparse.Namespace:
+    """TREES and RUN ... from the command line, each RUN checked for `best.th`; the plugins imported."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trees", help=f"PTB-format SST trees, e.g. {trees_example}")
+    parser.add_argument("runs", nargs="+", type=Path)
+    args = parser.parse_args()
+    for run in args.runs:
+        if not (run / "best.th").exists():
+            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
+    import_module_and_submodules("allennlp_models")
+    import_module_and_submodules("memplugins")
+    return args
+
+
+def accuracy_by_length(run: Path, trees: str) -> dict:
+    model, instances = load_run(run), read_trees(run, trees)
     counts = collections.defaultdict(lambda: [0, 0])
     with torch.no_grad():
         for start in range(0, len(instances), 64):
@@ -49,21 +76,14 @@ def accuracy_by_length(run: Path, trees: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("trees", help="PTB-format SST trees, e.g. ../shared/data/sst/trees/dev.txt")
-    parser.add_argument("runs", nargs="+", type=Path)
-    args = parser.parse_args()
-    import_module_and_submodules("allennlp_models")
-    import_module_and_submodules("memplugins")
+    args = parse_runs(__doc__, "../shared/data/sst/trees/dev.txt")
     keys = ["all"] + [bucket(first) for first, _ in BUCKETS]
     print("| run | " + " | ".join(keys) + " |")
     print("|---|" + "---:|" * len(keys))
     for run in args.runs:
-        if not (run / "best.th").exists():
-            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
         counts = accuracy_by_length(run, args.trees)
         cells = [f"{counts[k][0] / counts[k][1]:.3f} ({counts[k][1]})" if counts[k][1] else "-" for k in keys]
-        print(f"| {run.parent.name if run.name == 'train' else run.name} | " + " | ".join(cells) + " |")
+        print(f"| {run_name(run)} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -18,16 +18,15 @@ it. Each RUN (a `benchmarks/replicate.py` run's `train/`, or any serialization d
 Prints one row per run: the three accuracies, and as trained, the accuracy on the sentences with an unknown word and
 on the others (with their counts). Changes no file.
 """
-import argparse
 import gzip
-import sys
 from pathlib import Path
 
 import torch
 from allennlp.common import Params
-from allennlp.common.util import import_module_and_submodules
-from allennlp.data import Batch, DatasetReader
+from allennlp.data import Batch
 from allennlp.models import Model
+
+from sst_accuracy_by_length import load_run, parse_runs, read_trees, run_name  # benchmarks/: this file's folder
 
 UNKNOWN = "@@UNKNOWN@@"
 
@@ -52,18 +51,9 @@ def predictions(model: Model, instances) -> list:
     return results
 
 
-def read(run: Path, trees: str) -> list:
+def pretrained_file(run: Path) -> str:
     params = Params.from_file(str(run / "config.json"))
-    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
-    return list(DatasetReader.from_params(reader_params).read(trees))
-
-
-def load(run: Path, trees: str):
-    params = Params.from_file(str(run / "config.json"))
-    instances = read(run, trees)
-    model = Model.load(params.duplicate(), str(run), weights_file=str(run / "best.th"), cuda_device=-1)
-    pretrained = params["model"]["text_field_embedder"]["token_embedders"]["tokens"].get("pretrained_file")
-    return model.eval(), instances, pretrained
+    return params["model"]["text_field_embedder"]["token_embedders"]["tokens"]["pretrained_file"]
 
 
 def file_words(path: str) -> set:
@@ -83,18 +73,11 @@ def accuracy(results) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("trees", help="PTB-format SST trees, e.g. ../shared/data/sst/trees/test.txt")
-    parser.add_argument("runs", nargs="+", type=Path)
-    args = parser.parse_args()
-    import_module_and_submodules("allennlp_models")
-    import_module_and_submodules("memplugins")
+    args = parse_runs(__doc__, "../shared/data/sst/trees/test.txt")
     print("| run | as trained | unknown = 0 | vocab + GloVe | as trained, with an unknown word | without |")
     print("|---|---:|---:|---:|---:|---:|")
     for run in args.runs:
-        if not (run / "best.th").exists():
-            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
-        model, instances, pretrained = load(run, args.trees)
+        model, instances, pretrained = load_run(run), read_trees(run, args.trees), pretrained_file(run)
         trained = predictions(model, instances)
         zero_unknown(model)
         zeroed = predictions(model, instances)
@@ -107,13 +90,10 @@ def main() -> None:
             for index in range(known, model.vocab.get_vocab_size("tokens")):
                 if model.vocab.get_token_from_index(index, "tokens") not in in_file:
                     embedding(model).weight[index] = 0
-        # fresh instances: an Instance keeps the indices of its first indexing
-        extended = predictions(model, read(run, args.trees))
-        name = run.parent.name if run.name == "train" else run.name
+        extended = predictions(model, read_trees(run, args.trees))  # fresh instances, indexed by the new vocabulary
         cells = [accuracy(trained), accuracy(zeroed), accuracy(extended),
                  accuracy([r for r in trained if r[1]]), accuracy([r for r in trained if not r[1]])]
-        print(f"| {name} | " + " | ".join(cells) + " |")
-
+        print(f"| {run_name(run)} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()

@@ -174,7 +174,8 @@ class NseEncoder(Seq2SeqEncoder):
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
             NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout,
-                       dropout_placement=dropout_placement, compose_size=compose_size, compose_activation=compose_activation, bias=bias)
+                       dropout_placement=dropout_placement, compose_size=compose_size,
+                       compose_activation=compose_activation, bias=bias)
             if bidirectional
             else None
         )

@@ -292,8 +292,7 @@ def nse_recurrence(
     """
     written = tuple(bool(m.written) for m in memories)
     outputs = run_fast_path(_NseRecurrence, _forward_flat, queries, composed, mask, dropout, compose_dropout, *cell,
-                            written, compose,
-                            *Memory.flatten(memories), graphs=_GRAPHS)
+                            written, compose, *Memory.flatten(memories), graphs=_GRAPHS)
     count, num_written = len(memories), sum(written)
     values, keys, rest = outputs[0], list(outputs[1 : 1 + count]), outputs[1 + count :]
     return values, keys, list(rest[:num_written]), list(rest[num_written : 2 * num_written])
