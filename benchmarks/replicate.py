@@ -82,10 +82,17 @@ class Replication:
         self.threads = args.threads
         self.deadline = time.time() + 60 * args.minutes if args.minutes is not None else None
         self.pieces_run = 0
+        self._vocabularies: Dict[tuple, str] = {}
 
     # ----- paths and environment
     def run_dir(self, row: Row, seed: int) -> Path:
-        return self.runs / f"{row.name}-seed{seed}"
+        # a run of the GloVe vocabulary's protocol never resumes one of the same row trained before it
+        return self.runs / (f"{row.name}-seed{seed}" + ("-glove" if self.vocabulary(row, seed) == "glove" else ""))
+
+    def vocabulary(self, row: Row, seed: int) -> str:
+        if (row.name, seed) not in self._vocabularies:
+            self._vocabularies[row.name, seed] = vocabulary_of(self.config(row, seed))
+        return self._vocabularies[row.name, seed]
 
     def environment(self, row: Row, seed: int) -> Dict[str, str]:
         cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
@@ -130,14 +137,18 @@ class Replication:
         """AllenNLP's `-o` overrides (dotted keys replace what they name): the row's, its seeds, and the deadline
         callback added to the config's own callbacks. All of it is part of the config, so `--recover` finds it
         unchanged; the deadline itself travels in the environment."""
+        config = self.config(row, seed)
+        seeds = {"random_seed": 13370 + seed, "numpy_seed": 1337 + seed, "pytorch_seed": 133 + seed}
+        callbacks = config.get("trainer", {}).get("callbacks", []) + [{"type": "deadline"}] + row.callbacks
+        return {**row.overrides, **seeds, "trainer.callbacks": callbacks}
+
+    def config(self, row: Row, seed: int) -> dict:
+        """The row's config as `allennlp train` evaluates it, before the overrides."""
         import _jsonnet
         from memplugins.compat import CONFIG_DEFAULTS
 
         env = self.environment(row, seed)
-        config = json.loads(_jsonnet.evaluate_file(str(ROOT / row.config), ext_vars={**CONFIG_DEFAULTS, **env}))
-        seeds = {"random_seed": 13370 + seed, "numpy_seed": 1337 + seed, "pytorch_seed": 133 + seed}
-        callbacks = config.get("trainer", {}).get("callbacks", []) + [{"type": "deadline"}] + row.callbacks
-        return {**row.overrides, **seeds, "trainer.callbacks": callbacks}
+        return json.loads(_jsonnet.evaluate_file(str(ROOT / row.config), ext_vars={**CONFIG_DEFAULTS, **env}))
 
     # ----- one row
     def train(self, row: Row, seed: int) -> Optional[RunState]:
@@ -219,15 +230,18 @@ class Replication:
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
             "metric": row.metric, "value": value, "paper": row.paper, "device": state.device,
+            "vocabulary": vocabulary_of(json.loads((out / "train" / "config.json").read_text())),
             "threads": state.threads, **training_time(out, state), "commits": state.commits,
             "date": datetime.date.today().isoformat(),
         }
 
     def run(self, rows: List[Row], seeds: List[int]) -> None:
-        done = {(result["row"], result["seed"]) for result in read_results(self.results)}
+        # a result of an earlier protocol (results before "vocabulary" are "train+dev") does not count as done
+        done = {(result["row"], result["seed"], result.get("vocabulary", "train+dev"))
+                for result in read_results(self.results)}
         for row in rows:
             for seed in row.seeds or seeds:
-                if (row.name, seed) in done:
+                if (row.name, seed, self.vocabulary(row, seed)) in done:
                     continue
                 state = self.train(row, seed)
                 if state is None or not state.done:
@@ -237,6 +251,12 @@ class Replication:
                 with open(self.results, "a") as results:
                     results.write(json.dumps(result) + "\n")
                 print(f"{row.name} seed {seed}: test {row.metric} {result['value']:.4f}", file=sys.stderr)
+
+
+def vocabulary_of(config: dict) -> str:
+    """"glove" where the vocabulary holds GloVe's first words (training_config/glove_vocabulary.libsonnet), so a
+    test word GloVe knows keeps its vector; "train+dev" where it holds the training and validation words only."""
+    return "glove" if "min_pretrained_embeddings" in config.get("vocabulary", {}) else "train+dev"
 
 
 def epochs_done(serialization: Path) -> int:
@@ -267,7 +287,9 @@ def read_results(path: Path) -> List[dict]:
 
 
 def table(results: List[dict], families: Optional[List[str]] = None) -> str:
-    """One markdown table per family: every (row, seed) result, then each row's best-dev seed."""
+    """One markdown table per family: every (row, seed) result, then each row's best-dev seed. Results of one row
+    trained with different vocabularies (`"vocabulary"`: "glove" since training_config/glove_vocabulary.libsonnet,
+    "train+dev" before; absent in older results) are kept apart, the GloVe ones labelled so."""
     blocks = []
     for family in dict.fromkeys(result["family"] for result in results):
         if families and family not in families:
@@ -275,17 +297,18 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
         lines = [f"### {family}", "",
                  "| row | system | test | dev | paper | seeds | epochs | train time | device | commit |",
                  "|---|---|---:|---:|---:|---|---:|---:|---|---|"]
-        by_row: Dict[str, List[dict]] = {}
+        by_row: Dict[tuple, List[dict]] = {}
         for result in results:
             if result["family"] == family:
-                by_row.setdefault(result["row"], []).append(result)
-        for name, runs in by_row.items():
+                by_row.setdefault((result["row"], result.get("vocabulary") == "glove"), []).append(result)
+        for (name, glove), runs in by_row.items():
             best = choose(runs)
             seeds = " / ".join(f"{run['value']:.4f}" if run["value"] < 10 else f"{run['value']:.1f}" for run in runs)
             value = f"{best['value']:.4f}" if best["value"] < 10 else f"{best['value']:.1f}"
             dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
             hours = sum(run["train_seconds"] for run in runs) / 3600
-            lines.append(f"| {best['label']} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
+            label = best["label"] + (", GloVe vocabulary" if glove else "")
+            lines.append(f"| {label} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
                          f"{seeds} | {best['epochs']} | {hours:.1f} h | {best['device']} ({best['threads']} thr.) | "
                          f"{best['commits'][-1]} |")
         blocks.append("\n".join(lines))

@@ -44,11 +44,13 @@ def run_name(run: Path) -> str:
     return run.parent.name if run.name == "train" else run.name
 
 
-def parse_runs(description: str, trees_example: str) -> argparse.Namespace:
+def parse_runs(description: str, trees_example: str, json_option: bool = False) -> argparse.Namespace:
     """TREES and RUN ... from the command line, each RUN checked for `best.th`; the plugins imported."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", help=f"PTB-format SST trees, e.g. {trees_example}")
     parser.add_argument("runs", nargs="+", type=Path)
+    if json_option:
+        parser.add_argument("--json", action="store_true", help="one JSON line per run instead of the table")
     args = parser.parse_args()
     for run in args.runs:
         if not (run / "best.th").exists():

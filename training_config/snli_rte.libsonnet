@@ -16,6 +16,7 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
     max_tokens: 200,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {

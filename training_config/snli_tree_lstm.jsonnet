@@ -14,6 +14,7 @@ local hidden_dim = 100;
     parse_trees: true,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {

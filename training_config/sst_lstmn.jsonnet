@@ -26,6 +26,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     use_subtrees: false,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {

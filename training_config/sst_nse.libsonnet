@@ -16,6 +16,7 @@ function(granularity, mlp_units) {
   },
   dataset_reader: reader(true),
   validation_dataset_reader: reader(false),
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {

@@ -12,6 +12,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     max_tokens: 400,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('WIKIQA_TRAIN'),
   validation_data_path: std.extVar('WIKIQA_VALIDATION'),
   model: {

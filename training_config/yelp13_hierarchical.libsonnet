@@ -16,6 +16,7 @@ function(document_encoder) {
     max_sentence_length: 200,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import 'glove_vocabulary.libsonnet',  // the training and validation words and GLOVE_PATH's
   train_data_path: std.extVar('YELP_TRAIN'),
   validation_data_path: std.extVar('YELP_VALIDATION'),
   model: {

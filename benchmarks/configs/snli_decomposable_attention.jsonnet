@@ -8,6 +8,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     tokenizer: { type: 'spacy_blank' },
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },
   },
+  vocabulary: import '../../training_config/glove_vocabulary.libsonnet',  // as our configs'
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {

@@ -4,6 +4,7 @@
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 {
   dataset_reader: { type: 'sst_tokens', use_subtrees: false, granularity: '2-class' },
+  vocabulary: import '../../training_config/glove_vocabulary.libsonnet',  // as our configs'
   train_data_path: std.extVar('SST_TRAIN'),
   model: {
     type: 'basic_classifier',

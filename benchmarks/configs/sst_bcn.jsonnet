@@ -15,6 +15,7 @@ local reader(subtrees) = {
 {
   dataset_reader: reader(true),
   validation_dataset_reader: reader(false),
+  vocabulary: import '../../training_config/glove_vocabulary.libsonnet',  // as our configs'
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {

@@ -18,6 +18,7 @@ CONFIG_DEFAULTS = {
     "SNLI_VALIDATION": "fixtures/snli/snli_1.0_dev_sample_validation.jsonl",
     "GLOVE_PATH": "fixtures/glove/glove.6B.50d.snli_sample.txt.gz",
     "EMBEDDING_DIM": "50",
+    "GLOVE_VOCABULARY": "100000",
     "PTB_TRAIN": "fixtures/ptb_format/train.txt",
     "PTB_VALIDATION": "fixtures/ptb_format/valid.txt",
     "SST_TRAIN": "fixtures/sst/dev_sample.txt",

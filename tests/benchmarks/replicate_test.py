@@ -117,3 +117,21 @@ def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypat
     with pytest.raises(ValueError, match=r"plain.en has 3 lines; row r's slice more.en needs lines 2-5"):
         replication.write_slices(short)
     assert not (sliced / "more.en").exists()
+
+
+def test_results_of_another_vocabulary_stay_apart():
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from replicate import table, vocabulary_of
+
+    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "seed": 1, "epochs": 3,
+            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
+            "commits": ["abc"]}
+    results = [{**base, "value": 0.8, "dev": 0.81},  # written before results named their vocabulary
+               {**base, "value": 0.7, "dev": 0.72, "vocabulary": "train+dev", "seed": 2},
+               {**base, "value": 0.85, "dev": 0.8, "vocabulary": "glove"}]
+    lines = table(results).splitlines()
+    assert "| x, binary | ours | 0.8000 | 0.8100 | 0.9 | 0.8000 / 0.7000 |" in lines[4]
+    assert "| x, binary, GloVe vocabulary | ours | 0.8500 | 0.8000 | 0.9 | 0.8500 |" in lines[5]
+    assert vocabulary_of({"vocabulary": {"type": "from_instances", "min_pretrained_embeddings": {"tokens": 9}}}) \
+        == "glove"
+    assert vocabulary_of({"vocabulary": {"type": "from_instances"}}) == vocabulary_of({}) == "train+dev"
