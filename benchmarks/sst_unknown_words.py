@@ -55,8 +55,18 @@ def predictions(model: Model, instances) -> list:
             tensors = batch.as_tensor_dict()
             predicted = model(**tensors)["logits"].argmax(-1)
             ids = tensors["tokens"]["tokens"]["tokens"]
-            results += list(zip((predicted == tensors["label"]).tolist(), (ids == unknown).any(-1).tolist()))
+            gold = sentence_labels(tensors)
+            scored = gold >= 0  # a tree reader keeps a sentence whose root has no label at this granularity as -1
+            results += list(zip((predicted == gold)[scored].tolist(), (ids == unknown).any(-1)[scored].tolist()))
     return results
+
+
+def sentence_labels(tensors: dict) -> torch.Tensor:
+    """The sentence label of each instance: `label` (sst_tokens), or the root's label of the tree (sst_trees)."""
+    if "label" in tensors:
+        return tensors["label"]
+    tree = tensors["tree"]
+    return tree["labels"][torch.arange(tree["labels"].size(0)), tree["root"]]
 
 
 def pretrained_file(run: Path) -> str:

@@ -109,7 +109,8 @@ def protocol_result(name: str):
     rows = [row for row in rows if Path(row["config"]).stem == name and row["system"] == "ours"]
     by_row: dict = {}
     for row in rows:  # a row's seeds together: the best-dev seed is the result (the papers' best-of-seeds)
-        by_row.setdefault(row["row"], []).append(row)
+        # seeds trained with another vocabulary are another protocol (benchmarks/replicate.py's tables alike)
+        by_row.setdefault((row["row"], row.get("vocabulary") == "glove"), []).append(row)
     return "; ".join(_protocol_line(seeds) for seeds in by_row.values()) or None
 
 
@@ -120,7 +121,8 @@ def _protocol_line(seeds: list) -> str:
     if len(seeds) > 1:
         each = " / ".join(f"{row['value']:.1f}" if row["value"] >= 10 else f"{row['value']:.4f}" for row in seeds)
         shown += f" (best-dev of {len(seeds)} seeds: {each})"
-    return (f"{best['label']}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
+    label = best["label"] + (", GloVe vocabulary" if best.get("vocabulary") == "glove" else "")
+    return (f"{label}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
             f"{best['device']}, {best['date']})")
 
 
