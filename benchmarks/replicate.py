@@ -259,6 +259,16 @@ def vocabulary_of(config: dict) -> str:
     return "glove" if "min_pretrained_embeddings" in config.get("vocabulary", {}) else "train+dev"
 
 
+def protocol(result: dict) -> tuple:
+    """What makes results seeds of one row: its name and whether its vocabulary held GloVe's words (results before
+    "vocabulary" was recorded are "train+dev")."""
+    return result["row"], result.get("vocabulary") == "glove"
+
+
+def protocol_label(result: dict) -> str:
+    return result["label"] + (", GloVe vocabulary" if result.get("vocabulary") == "glove" else "")
+
+
 def epochs_done(serialization: Path) -> int:
     return len(list(serialization.glob("metrics_epoch_*.json")))
 
@@ -300,15 +310,14 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
         by_row: Dict[tuple, List[dict]] = {}
         for result in results:
             if result["family"] == family:
-                by_row.setdefault((result["row"], result.get("vocabulary") == "glove"), []).append(result)
-        for (name, glove), runs in by_row.items():
+                by_row.setdefault(protocol(result), []).append(result)
+        for runs in by_row.values():
             best = choose(runs)
             seeds = " / ".join(f"{run['value']:.4f}" if run["value"] < 10 else f"{run['value']:.1f}" for run in runs)
             value = f"{best['value']:.4f}" if best["value"] < 10 else f"{best['value']:.1f}"
             dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
             hours = sum(run["train_seconds"] for run in runs) / 3600
-            label = best["label"] + (", GloVe vocabulary" if glove else "")
-            lines.append(f"| {label} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
+            lines.append(f"| {protocol_label(best)} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
                          f"{seeds} | {best['epochs']} | {hours:.1f} h | {best['device']} ({best['threads']} thr.) | "
                          f"{best['commits'][-1]} |")
         blocks.append("\n".join(lines))

@@ -8,11 +8,14 @@ budget-limited rows named below. Run it after a config, a row of results or a fi
     .venv/bin/python scripts/make_model_cards.py
 """
 import json
+import sys
 from pathlib import Path
 
 from memplugins.cli import config_header  # (importing memplugins gives the configs' variables their defaults)
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from replicate import protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
 
 PAPERS = {
     "lstmn": ("Long Short-Term Memory-Networks for Machine Reading", "Cheng, Dong and Lapata", "EMNLP 2016",
@@ -109,8 +112,7 @@ def protocol_result(name: str):
     rows = [row for row in rows if Path(row["config"]).stem == name and row["system"] == "ours"]
     by_row: dict = {}
     for row in rows:  # a row's seeds together: the best-dev seed is the result (the papers' best-of-seeds)
-        # seeds trained with another vocabulary are another protocol (benchmarks/replicate.py's tables alike)
-        by_row.setdefault((row["row"], row.get("vocabulary") == "glove"), []).append(row)
+        by_row.setdefault(protocol(row), []).append(row)  # as benchmarks/replicate.py's tables group them
     return "; ".join(_protocol_line(seeds) for seeds in by_row.values()) or None
 
 
@@ -121,8 +123,7 @@ def _protocol_line(seeds: list) -> str:
     if len(seeds) > 1:
         each = " / ".join(f"{row['value']:.1f}" if row["value"] >= 10 else f"{row['value']:.4f}" for row in seeds)
         shown += f" (best-dev of {len(seeds)} seeds: {each})"
-    label = best["label"] + (", GloVe vocabulary" if best.get("vocabulary") == "glove" else "")
-    return (f"{label}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
+    return (f"{protocol_label(best)}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
             f"{best['device']}, {best['date']})")
 
 

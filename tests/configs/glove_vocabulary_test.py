@@ -4,8 +4,7 @@ so that a dev, test or user word the training data lacks keeps its GloVe row ins
 @@UNKNOWN@@ row (docs/results.md, "SST test words").
 """
 import gzip
-from pathlib import Path
-from typing import Iterator, List
+from typing import Dict, Iterator, List
 
 import pytest
 import torch
@@ -32,9 +31,17 @@ def token_pretrained_files(tree) -> Iterator[str]:
             yield from token_pretrained_files(value)
 
 
-def glove_words(path: str) -> List[str]:
+def glove_rows(path: str) -> Dict[str, List[float]]:
+    """A GloVe file's rows by word, in the file's order."""
     with gzip.open(path, "rt", encoding="utf-8") as lines:
-        return [line.split(" ", 1)[0] for line in lines]
+        return {word: [float(x) for x in rest.split()] for word, rest in (line.rstrip("\n").split(" ", 1) for line in lines)}
+
+
+SST2_NSE = "training_config/sst2_nse.jsonnet"
+
+
+def vocabulary_glove_path(name: str) -> str:
+    return Params.from_file(str(REPO_ROOT / name)).as_dict(quiet=True)["vocabulary"]["pretrained_files"]["tokens"]
 
 
 GLOVE_CONFIGS = [
@@ -59,12 +66,9 @@ def test_every_glove_config_adds_the_glove_words_to_its_vocabulary(name):
 
 
 def test_a_word_only_glove_knows_keeps_its_glove_row():
-    built = build_config_model("training_config/sst2_nse.jsonnet", num_instances=8)
+    built = build_config_model(SST2_NSE, num_instances=8)
     seen = {token.text.lower() for instance in built.instances for token in instance["tokens"].tokens}
-    glove_path = Params.from_file(str(REPO_ROOT / "training_config/sst2_nse.jsonnet")).as_dict(quiet=True)[
-        "vocabulary"]["pretrained_files"]["tokens"]
-    with gzip.open(glove_path, "rt", encoding="utf-8") as lines:
-        rows = {word: [float(x) for x in rest.split()] for word, rest in (line.rstrip("\n").split(" ", 1) for line in lines)}
+    rows = glove_rows(vocabulary_glove_path(SST2_NSE))
     unseen = [word for word in rows if word not in seen][:50]
     assert len(unseen) == 50
     unknown = built.vocab.get_token_index("@@UNKNOWN@@", "tokens")
@@ -78,11 +82,9 @@ def test_a_word_only_glove_knows_keeps_its_glove_row():
 
 def test_glove_vocabulary_limits_the_glove_words_to_the_first_n(monkeypatch):
     monkeypatch.setenv("GLOVE_VOCABULARY", "10")
-    built = build_config_model("training_config/sst2_nse.jsonnet", num_instances=8)
+    built = build_config_model(SST2_NSE, num_instances=8)
     seen = {token.text.lower() for instance in built.instances for token in instance["tokens"].tokens}
-    glove_path = Params.from_file(str(REPO_ROOT / "training_config/sst2_nse.jsonnet")).as_dict(quiet=True)[
-        "vocabulary"]["pretrained_files"]["tokens"]
-    words = glove_words(glove_path)
+    words = list(glove_rows(vocabulary_glove_path(SST2_NSE)))
     vocabulary = set(built.vocab.get_token_to_index_vocabulary("tokens"))
     assert set(words[:10]) <= vocabulary
     assert vocabulary - {"@@PADDING@@", "@@UNKNOWN@@"} == seen | set(words[:10])
