@@ -18,7 +18,10 @@ config or a row cannot break it; memplugins' exact resume gives the same weights
 uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
 on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
 the paper's figure, the commits the pieces ran on). A row with a result is never trained again; an invocation with
-nothing left to train only prints the tables.
+nothing left to train only prints the tables. A run begun before its config zeroed the @@UNKNOWN@@ row
+(training_config/zero_unknown_row.libsonnet) is not trained again either: that row is never trained, so its archive,
+with the row zeroed, is the one training with the initializer gives; it is evaluated so and recorded with
+`"unknown_row_zeroed_after_training": true`.
 
 Runs live in `--runs` (default `$MEMPLUGINS_RUNS` or `~/.cache/memplugins/replicate`: outside the checkout, so a
 fresh checkout resumes them); each run directory is locked while a process trains it, so two invocations (one per
@@ -93,6 +96,12 @@ class Replication:
         if (row.name, seed) not in self._vocabularies:
             self._vocabularies[row.name, seed] = vocabulary_of(self.config(row, seed))
         return self._vocabularies[row.name, seed]
+
+    def unknown_row(self, row: Row, seed: int) -> str:
+        """The unknown row the row's protocol asks for: its config's, after the row's overrides."""
+        from allennlp.common.params import with_overrides
+
+        return unknown_row_of(with_overrides(self.config(row, seed), row.overrides))
 
     def environment(self, row: Row, seed: int) -> Dict[str, str]:
         cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
@@ -211,6 +220,18 @@ class Replication:
         """The best checkpoint's test metric, appended to the results file once."""
         out = self.run_dir(row, seed)
         archive = out / "train" / "model.tar.gz"
+        trained = json.loads((out / "train" / "config.json").read_text())
+        unknown_row = unknown_row_of(trained)
+        zeroed_after_training = unknown_row == "random" and self.unknown_row(row, seed) == "zero"
+        if zeroed_after_training:
+            # a run begun before its config zeroed the unknown row: training never reaches that row, so the run
+            # equals one trained with the initializer in every other parameter (tests/initializers/
+            # zero_unknown_row_test.py); its archive gets the row zeroed and the initializer, as training would
+            from memplugins.initializers.zero_unknown_row import zero_unknown_row_in_archive
+
+            zeroed = out / "train" / "model-zero-unknown-row.tar.gz"
+            zero_unknown_row_in_archive(str(archive), str(zeroed))
+            archive, unknown_row = zeroed, "zero"
         test_file = Path(self.resolve(row.test_file))
         env = self.environment(row, seed)
         if row.metric == "token_perplexity":
@@ -230,18 +251,20 @@ class Replication:
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
             "metric": row.metric, "value": value, "paper": row.paper, "device": state.device,
-            "vocabulary": vocabulary_of(json.loads((out / "train" / "config.json").read_text())),
+            "vocabulary": vocabulary_of(trained), "unknown_row": unknown_row,
+            **({"unknown_row_zeroed_after_training": True} if zeroed_after_training else {}),
             "threads": state.threads, **training_time(out, state), "commits": state.commits,
             "date": datetime.date.today().isoformat(),
         }
 
     def run(self, rows: List[Row], seeds: List[int]) -> None:
-        # a result of an earlier protocol (results before "vocabulary" are "train+dev") does not count as done
-        done = {(result["row"], result["seed"], result.get("vocabulary", "train+dev"))
-                for result in read_results(self.results)}
+        # a result of an earlier protocol (results before "vocabulary" are "train+dev", before "unknown_row"
+        # "random") does not count as done
+        done = {(result["row"], result["seed"], result.get("vocabulary", "train+dev"),
+                 result.get("unknown_row", "random")) for result in read_results(self.results)}
         for row in rows:
             for seed in row.seeds or seeds:
-                if (row.name, seed, self.vocabulary(row, seed)) in done:
+                if (row.name, seed, self.vocabulary(row, seed), self.unknown_row(row, seed)) in done:
                     continue
                 state = self.train(row, seed)
                 if state is None or not state.done:
@@ -259,14 +282,23 @@ def vocabulary_of(config: dict) -> str:
     return "glove" if "min_pretrained_embeddings" in config.get("vocabulary", {}) else "train+dev"
 
 
+def unknown_row_of(config: dict) -> str:
+    """"zero" where the model's initializer zeroes the token table's @@UNKNOWN@@ row (training_config/
+    zero_unknown_row.libsonnet), "random" where it keeps AllenNLP's random draw."""
+    regexes = (config.get("model", {}).get("initializer") or {}).get("regexes", [])
+    return "zero" if any(settings.get("type") == "zero_unknown_row" for _, settings in regexes) else "random"
+
+
 def protocol(result: dict) -> tuple:
-    """What makes results seeds of one row: its name and whether its vocabulary held GloVe's words (results before
-    "vocabulary" was recorded are "train+dev")."""
-    return result["row"], result.get("vocabulary") == "glove"
+    """What makes results seeds of one row: its name, whether its vocabulary held GloVe's words (results before
+    "vocabulary" was recorded are "train+dev") and whether its unknown row was zero (before "unknown_row" was
+    recorded: random)."""
+    return result["row"], result.get("vocabulary") == "glove", result.get("unknown_row") == "zero"
 
 
 def protocol_label(result: dict) -> str:
-    return result["label"] + (", GloVe vocabulary" if result.get("vocabulary") == "glove" else "")
+    return (result["label"] + (", GloVe vocabulary" if result.get("vocabulary") == "glove" else "")
+            + (", zero unknown row" if result.get("unknown_row") == "zero" else ""))
 
 
 def epochs_done(serialization: Path) -> int:
@@ -299,7 +331,8 @@ def read_results(path: Path) -> List[dict]:
 def table(results: List[dict], families: Optional[List[str]] = None) -> str:
     """One markdown table per family: every (row, seed) result, then each row's best-dev seed. Results of one row
     trained with different vocabularies (`"vocabulary"`: "glove" since training_config/glove_vocabulary.libsonnet,
-    "train+dev" before; absent in older results) are kept apart, the GloVe ones labelled so."""
+    "train+dev" before; absent in older results) or unknown rows (`"unknown_row"`: "zero" since
+    training_config/zero_unknown_row.libsonnet) are kept apart, and labelled so."""
     blocks = []
     for family in dict.fromkeys(result["family"] for result in results):
         if families and family not in families:

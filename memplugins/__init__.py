@@ -22,6 +22,7 @@ from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: E402,F401
 from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: E402,F401
 from memplugins.fields import BinaryTreeField  # noqa: E402,F401
 from memplugins.token_embedders import StandardizedEmbedding  # noqa: E402,F401
+from memplugins.initializers import ZeroUnknownRow  # noqa: E402,F401
 from memplugins.readers import SnliParsedReader, WikiQaReader, unseen_labels  # noqa: E402,F401
 from memplugins.metrics import MapMrr  # noqa: E402,F401
 from memplugins.models import RteAttention  # noqa: E402,F401

@@ -20,6 +20,7 @@ function(fusion, hidden_size=100) {
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'lstmn_fusion',
     fusion: fusion,
     hidden_size: hidden_size,

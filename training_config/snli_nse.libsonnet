@@ -18,6 +18,7 @@ function(variant, hidden_size=300) {
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'nse_pair_classifier',
     variant: variant,
     hidden_size: hidden_size,

@@ -20,6 +20,7 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'rte_attention',
     mode: mode,
     two_way: two_way,

@@ -18,6 +18,7 @@ local hidden_dim = 100;
   train_data_path: std.extVar('SNLI_TRAIN'),
   [if validation != '' then 'validation_data_path']: validation,
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'tree_pair_classifier',
     text_field_embedder: {
       token_embedders: {

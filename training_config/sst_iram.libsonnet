@@ -27,6 +27,7 @@ function(granularity, full, char_cnn=false) {
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'iram_classifier',
     text_field_embedder: {
       token_embedders: {

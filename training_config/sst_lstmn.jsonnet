@@ -30,6 +30,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'basic_classifier',
     text_field_embedder: {
       token_embedders: {

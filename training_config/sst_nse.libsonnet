@@ -20,6 +20,7 @@ function(granularity, mlp_units) {
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'basic_classifier',
     text_field_embedder: {
       token_embedders: {

@@ -16,6 +16,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   train_data_path: std.extVar('WIKIQA_TRAIN'),
   validation_data_path: std.extVar('WIKIQA_VALIDATION'),
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'answer_selection',
     hidden_size: 512,
     dropout: 0.4,

@@ -20,6 +20,7 @@ function(document_encoder) {
   train_data_path: std.extVar('YELP_TRAIN'),
   validation_data_path: std.extVar('YELP_VALIDATION'),
   model: {
+    initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'hierarchical_classifier',
     text_field_embedder: {
       token_embedders: {

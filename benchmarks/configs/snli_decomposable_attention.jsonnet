@@ -28,7 +28,8 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     matrix_attention: { type: 'dot_product' },
     compare_feedforward: { input_dim: 400, num_layers: 2, hidden_dims: 200, activations: 'relu', dropout: 0.2 },
     aggregate_feedforward: { input_dim: 400, num_layers: 2, hidden_dims: [200, 3], activations: ['relu', 'linear'], dropout: [0.2, 0.0] },
-    initializer: { regexes: [['.*linear_layers.*weight', { type: 'xavier_normal' }], ['.*token_embedder_tokens._projection.*weight', { type: 'xavier_normal' }]] },
+    // a zero @@UNKNOWN@@ row (as our configs'), then the published initializers
+    initializer: { regexes: [import '../../training_config/zero_unknown_row.libsonnet', ['.*linear_layers.*weight', { type: 'xavier_normal' }], ['.*token_embedder_tokens._projection.*weight', { type: 'xavier_normal' }]] },
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {

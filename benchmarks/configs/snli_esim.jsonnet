@@ -25,7 +25,8 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     inference_encoder: { type: 'lstm', input_size: 300, hidden_size: 300, num_layers: 1, bidirectional: true },
     output_feedforward: { input_dim: 2400, num_layers: 1, hidden_dims: 300, activations: 'relu', dropout: 0.5 },
     output_logit: { input_dim: 300, num_layers: 1, hidden_dims: 3, activations: 'linear' },
-    initializer: { regexes: [['.*linear_layers.*weight', { type: 'xavier_uniform' }], ['.*linear_layers.*bias', { type: 'zero' }], ['.*weight_ih.*', { type: 'xavier_uniform' }], ['.*weight_hh.*', { type: 'orthogonal' }], ['.*bias_ih.*', { type: 'zero' }], ['.*bias_hh.*', { type: 'lstm_hidden_bias' }]] },
+    // a zero @@UNKNOWN@@ row (as our configs'), then the published initializers
+    initializer: { regexes: [import '../../training_config/zero_unknown_row.libsonnet', ['.*linear_layers.*weight', { type: 'xavier_uniform' }], ['.*linear_layers.*bias', { type: 'zero' }], ['.*weight_ih.*', { type: 'xavier_uniform' }], ['.*weight_hh.*', { type: 'orthogonal' }], ['.*bias_ih.*', { type: 'zero' }], ['.*bias_hh.*', { type: 'lstm_hidden_bias' }]] },
   },
   data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {

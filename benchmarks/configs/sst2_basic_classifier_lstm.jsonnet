@@ -7,6 +7,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   vocabulary: import '../../training_config/glove_vocabulary.libsonnet',  // as our configs'
   train_data_path: std.extVar('SST_TRAIN'),
   model: {
+    initializer: { regexes: [import '../../training_config/zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row, as our configs'
     type: 'basic_classifier',
     text_field_embedder: {
       token_embedders: {

@@ -19,6 +19,7 @@ local reader(subtrees) = {
   train_data_path: std.extVar('SST_TRAIN'),
   validation_data_path: std.extVar('SST_VALIDATION'),
   model: {
+    initializer: { regexes: [import '../../training_config/zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row, as our configs'
     type: 'bcn',
     text_field_embedder: {
       token_embedders: {

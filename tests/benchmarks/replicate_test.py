@@ -135,3 +135,43 @@ def test_results_of_another_vocabulary_stay_apart():
     assert vocabulary_of({"vocabulary": {"type": "from_instances", "min_pretrained_embeddings": {"tokens": 9}}}) \
         == "glove"
     assert vocabulary_of({"vocabulary": {"type": "from_instances"}}) == vocabulary_of({}) == "train+dev"
+
+
+def test_a_run_trained_before_its_config_zeroed_the_unknown_row_is_evaluated_with_it_zeroed(tmp_path):
+    from memplugins.initializers.zero_unknown_row import TOKEN_TABLE_REGEX
+
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    _replicate(tmp_path, "runs")
+    zeroing = {"model.initializer": {"regexes": [[TOKEN_TABLE_REGEX, {"type": "zero_unknown_row"}]]}}
+    spec = {**SPEC, "rows": [{**SPEC["rows"][0], "overrides": {**SPEC["rows"][0]["overrides"], **zeroing}}]}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    printed = _replicate(tmp_path, "runs")
+    first, second = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert first["unknown_row"] == "random" and "unknown_row_zeroed_after_training" not in first
+    assert second["unknown_row"] == "zero" and second["unknown_row_zeroed_after_training"] is True
+    # not trained again: the same run, its archive with the row zeroed (the fixture's test words are all in its
+    # vocabulary, so the metric is the same)
+    assert second["pieces"] == first["pieces"] == 1 and second["value"] == first["value"]
+    train = tmp_path / "runs" / "tiny_rte-seed1" / "train"
+    assert (train / "model-zero-unknown-row.tar.gz").exists()
+    assert "| rte_attention word_by_word (test sizes), zero unknown row | ours |" in printed
+    # a third call has nothing to do
+    assert _replicate(tmp_path, "runs") == printed
+    assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == 2
+
+
+def test_results_with_another_unknown_row_stay_apart():
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from replicate import table, unknown_row_of
+
+    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "seed": 1, "epochs": 3,
+            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
+            "commits": ["abc"], "vocabulary": "glove"}
+    results = [{**base, "value": 0.8, "dev": 0.81}, {**base, "value": 0.82, "dev": 0.81, "unknown_row": "zero"}]
+    lines = table(results).splitlines()
+    assert "| x, binary, GloVe vocabulary | ours | 0.8000 |" in lines[4]
+    assert "| x, binary, GloVe vocabulary, zero unknown row | ours | 0.8200 |" in lines[5]
+    zeroing = {"model": {"initializer": {"regexes": [["x", {"type": "normal"}], ["y", {"type": "zero_unknown_row"}]]}}}
+    assert unknown_row_of(zeroing) == "zero"
+    assert unknown_row_of({"model": {"initializer": {"regexes": [["x", {"type": "normal"}]]}}}) == "random"
+    assert unknown_row_of({"model": {}}) == unknown_row_of({}) == "random"

@@ -1,7 +1,8 @@
 """
 Every config with GloVe vectors puts GLOVE_PATH's words into its vocabulary (training_config/glove_vocabulary.libsonnet),
 so that a dev, test or user word the training data lacks keeps its GloVe row instead of the random, never-trained
-@@UNKNOWN@@ row (docs/results.md, "SST test words").
+@@UNKNOWN@@ row (docs/results.md, "SST test words"), and zeroes that row (training_config/zero_unknown_row.libsonnet)
+for the words GloVe lacks too.
 """
 import gzip
 from typing import Dict, Iterator, List
@@ -10,6 +11,7 @@ import pytest
 import torch
 from allennlp.common import Params
 
+from memplugins.initializers.zero_unknown_row import TOKEN_TABLE_REGEX
 from tests.config_models import REPO_ROOT, build_config_model
 
 CONFIG_FILES = sorted(
@@ -65,6 +67,14 @@ def test_every_glove_config_adds_the_glove_words_to_its_vocabulary(name):
     assert vocabulary["min_pretrained_embeddings"]["tokens"] == 100000, name
 
 
+@pytest.mark.parametrize("name", GLOVE_CONFIGS)
+def test_every_glove_config_zeroes_its_unknown_row(name):
+    config = Params.from_file(str(REPO_ROOT / name)).as_dict(quiet=True)
+    regexes = config["model"]["initializer"]["regexes"]
+    # first: AllenNLP applies the first regex that matches a parameter
+    assert regexes[0] == [TOKEN_TABLE_REGEX, {"type": "zero_unknown_row"}], name
+
+
 def test_a_word_only_glove_knows_keeps_its_glove_row():
     built = build_config_model(SST2_NSE, num_instances=8)
     seen = {token.text.lower() for instance in built.instances for token in instance["tokens"].tokens}
@@ -77,7 +87,8 @@ def test_a_word_only_glove_knows_keeps_its_glove_row():
         index = built.vocab.get_token_index(word, "tokens")
         assert index != unknown, word
         assert torch.allclose(weight[index], torch.tensor(rows[word]), atol=1e-6), word
-    assert built.vocab.get_token_index("qwxzv-not-a-word", "tokens") == unknown
+    assert built.vocab.get_token_index("qwxzv-not-a-word", "tokens") == unknown == 1
+    assert torch.all(weight[unknown] == 0)  # a word GloVe lacks too meets a zero row, not a random one
 
 
 def test_glove_vocabulary_limits_the_glove_words_to_the_first_n(monkeypatch):
