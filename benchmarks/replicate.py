@@ -160,16 +160,10 @@ class Replication:
         return json.loads(_jsonnet.evaluate_file(str(ROOT / row.config), ext_vars={**CONFIG_DEFAULTS, **env}))
 
     # ----- one row
-    def train(self, row: Row, seed: int) -> Optional[RunState]:
-        """Trains (or resumes) one run until its protocol ends or the deadline passes; returns its state."""
+    def train(self, row: Row, seed: int) -> RunState:
+        """Trains (or resumes) one run until its protocol ends or the deadline passes; returns its state. The caller
+        holds the run directory's lock."""
         out = self.run_dir(row, seed)
-        out.mkdir(parents=True, exist_ok=True)
-        lock = open(out / ".lock", "w")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"{out.name}: another process is training it; skipped", file=sys.stderr)
-            return None
         self.write_slices(row)
         state_path = out / "run.json"
         state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads)
@@ -257,22 +251,35 @@ class Replication:
             "date": datetime.date.today().isoformat(),
         }
 
+    def done(self, row: Row, seed: int) -> bool:
+        """Whether the results hold this run under the row's protocol; read afresh each time, so that two invocations
+        sharing rows (one per core) never record a run twice. A result of an earlier protocol (results before
+        "vocabulary" are "train+dev", before "unknown_row" "random") does not count."""
+        wanted = (row.name, seed, self.vocabulary(row, seed), self.unknown_row(row, seed))
+        return any((result["row"], result["seed"], result.get("vocabulary", "train+dev"),
+                    result.get("unknown_row", "random")) == wanted for result in read_results(self.results))
+
     def run(self, rows: List[Row], seeds: List[int]) -> None:
-        # a result of an earlier protocol (results before "vocabulary" are "train+dev", before "unknown_row"
-        # "random") does not count as done
-        done = {(result["row"], result["seed"], result.get("vocabulary", "train+dev"),
-                 result.get("unknown_row", "random")) for result in read_results(self.results)}
         for row in rows:
             for seed in row.seeds or seeds:
-                if (row.name, seed, self.vocabulary(row, seed), self.unknown_row(row, seed)) in done:
+                if self.done(row, seed):
                     continue
-                state = self.train(row, seed)
-                if state is None or not state.done:
-                    continue
-                result = self.evaluate(row, seed, state)
-                self.results.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.results, "a") as results:
-                    results.write(json.dumps(result) + "\n")
+                out = self.run_dir(row, seed)
+                out.mkdir(parents=True, exist_ok=True)
+                # held through training and evaluation: another invocation skips the run and never records it twice
+                with open(out / ".lock", "w") as lock:
+                    try:
+                        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        print(f"{out.name}: another process is training it; skipped", file=sys.stderr)
+                        continue
+                    state = self.train(row, seed)
+                    if not state.done or self.done(row, seed):
+                        continue
+                    result = self.evaluate(row, seed, state)
+                    self.results.parent.mkdir(parents=True, exist_ok=True)
+                    with open(self.results, "a") as results:
+                        results.write(json.dumps(result) + "\n")
                 print(f"{row.name} seed {seed}: test {row.metric} {result['value']:.4f}", file=sys.stderr)
 
 

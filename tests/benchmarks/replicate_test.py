@@ -175,3 +175,38 @@ def test_results_with_another_unknown_row_stay_apart():
     assert unknown_row_of(zeroing) == "zero"
     assert unknown_row_of({"model": {"initializer": {"regexes": [["x", {"type": "normal"}]]}}}) == "random"
     assert unknown_row_of({"model": {}}) == unknown_row_of({}) == "random"
+
+
+def test_two_invocations_sharing_a_row_never_record_a_run_twice(tmp_path, monkeypatch):
+    # one invocation per core may share rows: a run another process holds is skipped (its lock is held through
+    # training and evaluation), and a run another process recorded after this one started is not evaluated again
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    import fcntl
+    import replicate
+    from replication_rows import Row
+
+    args = type("Args", (), dict(data=str(tmp_path), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
+                                 device="cpu", threads=1, minutes=None))
+    replication = replicate.Replication(args)
+    row = Row(**{**SPEC["rows"][0], "family": "tiny_rte"})
+    monkeypatch.setattr(replication, "vocabulary", lambda row, seed: "train+dev")
+    monkeypatch.setattr(replication, "unknown_row", lambda row, seed: "random")
+    trained = []
+
+    def train(row, seed):
+        trained.append(seed)
+        if seed == 2:  # another invocation records seed 2 while this one trains it
+            (tmp_path / "r.jsonl").write_text(json.dumps({"row": row.name, "seed": 2}) + "\n")
+        return replicate.RunState(row=row.name, seed=seed, device="cpu", threads=1, done=True)
+
+    monkeypatch.setattr(replication, "train", train)
+    monkeypatch.setattr(replication, "evaluate", lambda row, seed, state: {"row": row.name, "seed": seed, "value": 0.5})
+    (tmp_path / "runs" / "tiny_rte-seed1").mkdir(parents=True)
+    with open(tmp_path / "runs" / "tiny_rte-seed1" / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another invocation trains seed 1
+        replication.run([row], [1, 2, 3])
+    assert trained == [2, 3]
+    recorded = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [result["seed"] for result in recorded] == [2, 3]
+    replication.run([row], [2, 3])  # both recorded: nothing to do
+    assert trained == [2, 3]
