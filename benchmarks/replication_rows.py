@@ -253,6 +253,9 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst5_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, fine-grained",
          "training_config/sst_lstmn.jsonnet", "5-class", None, {"LSTMN_LAYERS": "1"}, "override",
          {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}),
+        ("sst2_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, binary",
+         "training_config/sst_lstmn.jsonnet", "2-class", None, {"LSTMN_LAYERS": "1"}, "override",
+         {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}),
         # the NSE's encoder ablation, the same way: sst2_nse.jsonnet with the vectors fine-tuned (as
         # sst2_nse_tuned_embeddings) and allennlp's `lstm` of the NSE's size (300) in place of the `nse`
         ("sst2_lstm_in_nse_settings", "basic_classifier + lstm (300, 1 layer) in sst2_nse's settings, vectors "
