@@ -85,23 +85,29 @@ class Replication:
         self.threads = args.threads
         self.deadline = time.time() + 60 * args.minutes if args.minutes is not None else None
         self.pieces_run = 0
-        self._vocabularies: Dict[tuple, str] = {}
+        self._protocols: Dict[tuple, tuple] = {}
 
     # ----- paths and environment
     def run_dir(self, row: Row, seed: int) -> Path:
         # a run of the GloVe vocabulary's protocol never resumes one of the same row trained before it
         return self.runs / (f"{row.name}-seed{seed}" + ("-glove" if self.vocabulary(row, seed) == "glove" else ""))
 
+    def protocol(self, row: Row, seed: int) -> tuple:
+        """What a result of this run must match (`protocol(result)`): the row, the config's vocabulary and its unknown
+        row after the row's overrides; the config is evaluated once per run."""
+        if (row.name, seed) not in self._protocols:
+            from allennlp.common.params import with_overrides
+
+            config = self.config(row, seed)
+            self._protocols[row.name, seed] = (row.name, vocabulary_of(config),
+                                               unknown_row_of(with_overrides(config, row.overrides)))
+        return self._protocols[row.name, seed]
+
     def vocabulary(self, row: Row, seed: int) -> str:
-        if (row.name, seed) not in self._vocabularies:
-            self._vocabularies[row.name, seed] = vocabulary_of(self.config(row, seed))
-        return self._vocabularies[row.name, seed]
+        return self.protocol(row, seed)[1]
 
     def unknown_row(self, row: Row, seed: int) -> str:
-        """The unknown row the row's protocol asks for: its config's, after the row's overrides."""
-        from allennlp.common.params import with_overrides
-
-        return unknown_row_of(with_overrides(self.config(row, seed), row.overrides))
+        return self.protocol(row, seed)[2]
 
     def environment(self, row: Row, seed: int) -> Dict[str, str]:
         cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
@@ -253,11 +259,9 @@ class Replication:
 
     def done(self, row: Row, seed: int) -> bool:
         """Whether the results hold this run under the row's protocol; read afresh each time, so that two invocations
-        sharing rows (one per core) never record a run twice. A result of an earlier protocol (results before
-        "vocabulary" are "train+dev", before "unknown_row" "random") does not count."""
-        wanted = (row.name, seed, self.vocabulary(row, seed), self.unknown_row(row, seed))
-        return any((result["row"], result["seed"], result.get("vocabulary", "train+dev"),
-                    result.get("unknown_row", "random")) == wanted for result in read_results(self.results))
+        sharing rows (one per core) never record a run twice. A result of an earlier protocol does not count."""
+        wanted = (row.name, self.vocabulary(row, seed), self.unknown_row(row, seed))
+        return any(result["seed"] == seed and protocol(result) == wanted for result in read_results(self.results))
 
     def run(self, rows: List[Row], seeds: List[int]) -> None:
         for row in rows:
@@ -297,10 +301,9 @@ def unknown_row_of(config: dict) -> str:
 
 
 def protocol(result: dict) -> tuple:
-    """What makes results seeds of one row: its name, whether its vocabulary held GloVe's words (results before
-    "vocabulary" was recorded are "train+dev") and whether its unknown row was zero (before "unknown_row" was
-    recorded: random)."""
-    return result["row"], result.get("vocabulary") == "glove", result.get("unknown_row") == "zero"
+    """What makes results seeds of one row: its name, its vocabulary (results before "vocabulary" was recorded are
+    "train+dev") and its unknown row (before "unknown_row" was recorded: "random")."""
+    return result["row"], result.get("vocabulary", "train+dev"), result.get("unknown_row", "random")
 
 
 def protocol_label(result: dict) -> str:

@@ -17,6 +17,7 @@ the initializer can be brought to the same state afterwards: `zero_unknown_row_i
 """
 import json
 import os
+import re
 import tarfile
 import tempfile
 
@@ -29,7 +30,7 @@ from memplugins.untrusted_archives import safe_extract
 
 #: the token table of every shipped config (`text_field_embedder.token_embedders.tokens`)
 TOKEN_TABLE = "_text_field_embedder.token_embedder_tokens.weight"
-TOKEN_TABLE_REGEX = "^_text_field_embedder\\.token_embedder_tokens\\.weight$"
+TOKEN_TABLE_REGEX = "^" + re.escape(TOKEN_TABLE) + "$"
 #: AllenNLP's index of @@UNKNOWN@@ in a padded namespace (@@PADDING@@ is 0)
 UNKNOWN_INDEX = 1
 
