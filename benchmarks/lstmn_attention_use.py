@@ -1,11 +1,14 @@
 """
-Does a trained LSTMN language model use its memory tape? For a `language_model` whose contextualizer is an `lstmn`
-(an archive, or a serialization directory with `config.json` and `best.th`), on a text file:
+Does a trained LSTMN use its memory tape? For a `language_model` whose contextualizer is a one-layer `lstmn`, or a
+`basic_classifier` whose `seq2seq_encoder` is one (e.g. training_config/sst_lstmn.jsonnet), given as an archive or
+a serialization directory with `config.json` and `best.th`, on a data file its reader reads (PTB text; SST trees,
+read by the validation reader: the sentences):
 
-* the token-weighted perplexity (PPL = exp(NLL / T), Cheng et al. 2016, section 5.1) with the model as trained;
+* the model's figure as trained: the token-weighted perplexity (PPL = exp(NLL / T), Cheng et al. 2016, section
+  5.1) of a language model, the accuracy of a classifier;
 * where its intra-attention s^t (eq. 5) goes: the mean weight on the most recent slot t-1, on the 2-5 slots before
   it and on the rest, the mean distance back, and the entropy as a fraction of the uniform distribution's;
-* the perplexity when s^t is replaced, with every weight kept, by a one-hot on slot t-1 (then eq. 6 gives
+* the figure when s^t is replaced, with every weight kept, by a one-hot on slot t-1 (then eq. 6 gives
   h~_t = h_{t-1}, c~_t = c_{t-1}, and the layer is an ordinary LSTM) or by uniform weights over slots < t.
 
 If replacing the attention by "most recent slot" costs little, the tape adds little to an LSTM on this data.
@@ -25,6 +28,7 @@ from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader
 from allennlp.models import Model
 
+import allennlp_models.classification  # noqa: F401  (basic_classifier, sst_tokens)
 import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
 from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
@@ -36,7 +40,8 @@ MODES = ("model", "most recent slot", "uniform")
 def load(path: str):
     if os.path.isdir(path):
         params = Params.from_file(os.path.join(path, "config.json"))
-        reader = DatasetReader.from_params(params.get("dataset_reader").duplicate())
+        reader_params = params.get("validation_dataset_reader", params.get("dataset_reader"))
+        reader = DatasetReader.from_params(reader_params.duplicate())
         model = Model.load(params, path, weights_file=os.path.join(path, "best.th"))
         return model.eval(), reader
     archive = load_archive(path)
@@ -101,14 +106,16 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--batches", type=int, default=None, help="only the first N batches")
     args = parser.parse_args(argv)
     model, reader = load(args.model)
-    encoder = model._contextualizer
+    classifier = hasattr(model, "_seq2seq_encoder")  # basic_classifier; else language_model
+    encoder = model._seq2seq_encoder if classifier else getattr(model, "_contextualizer", None)
     if getattr(encoder, "backward_encoder", None) is not None or len(getattr(encoder, "layers", [])) != 1:
-        raise SystemExit("this analysis is for a one-layer, left-to-right lstmn contextualizer")
+        raise SystemExit("this analysis is for a one-layer, left-to-right lstmn (a language_model's contextualizer "
+                         "or a basic_classifier's seq2seq_encoder)")
     layer = encoder.layers[0]
     instances = list(reader.read(args.data_file))
     starts = list(range(0, len(instances), args.batch_size))[: args.batches]
-    loss = {mode: 0.0 for mode in MODES}
-    tokens = 0.0
+    loss = {mode: 0.0 for mode in MODES}  # a language model's summed NLL, a classifier's correct answers
+    tokens = 0.0  # a language model's tokens, a classifier's instances
     totals = dict.fromkeys(["steps", "most recent", "2-5 back", "6+ back", "distance", "entropy fraction"], 0.0)
     original_forward = layer.forward
     with torch.no_grad():
@@ -135,15 +142,22 @@ def main(argv: Optional[List[str]] = None) -> None:
                     output = model(**tensors)
                 finally:
                     layer.forward = original_forward
-                loss[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
+                if classifier:
+                    loss[mode] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
+                    count = float(tensors["label"].numel())
+                else:
+                    loss[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
+                    count = float(output["batch_weight"])
                 if mode == "model":
-                    tokens += float(output["batch_weight"])
+                    tokens += count
                     attention_statistics(captured["attention"], captured["mask"], totals)
-    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {tokens:.0f} tokens")
-    print("| attention replaced by | token-weighted PPL |\n|---|---:|")
+    unit, figure = ("instances", "accuracy") if classifier else ("tokens", "token-weighted PPL")
+    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {tokens:.0f} {unit}")
+    print(f"| attention replaced by | {figure} |\n|---|---:|")
     for mode in MODES:
         label = "nothing (as trained)" if mode == "model" else mode
-        print(f"| {label} | {math.exp(loss[mode] / tokens):.1f} |")
+        value = loss[mode] / tokens if classifier else math.exp(loss[mode] / tokens)
+        print(f"| {label} | {value:.{3 if classifier else 1}f} |")
     steps = totals.pop("steps")
     print(f"\nintra-attention at {steps:.0f} steps with two or more slots to read (means over steps):")
     print("| most recent slot | 2-5 slots back | 6+ back | mean distance back | entropy / uniform's |")

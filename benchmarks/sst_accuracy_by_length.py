@@ -4,8 +4,15 @@ NSE against the allennlp-models LSTM, docs/results.md "sst_nse"). Each RUN is a 
 `config.json`, `vocabulary/` and `best.th` (a `benchmarks/replicate.py` run's `train/`, finished or not).
 
     SST_GRANULARITY=2-class .venv/bin/python benchmarks/sst_accuracy_by_length.py TREES RUN [RUN ...]
+        [--phrases] [--weights model_state_e10_b0.th]
 
-Prints one row per run: accuracy overall and per length bucket (tokens), with the bucket sizes.
+Prints one row per run: accuracy overall and per length bucket (tokens), with the bucket sizes. `--phrases` scores
+every labelled subtree of TREES (each phrase by its own length) instead of the sentences alone: with TREES the
+training file it tells whether a model fits the long training spans, with dev whether the phrases it was trained
+on carry over to longer ones. `--weights FILE` loads that file of each run in place of `best.th`, e.g. the last
+epoch's `model_state_e10_b0.th` (AllenNLP keeps the last two epochs' states), to compare runs at the same epoch.
+On a machine whose cores are busy training, run it with `OMP_NUM_THREADS=1`: torch's intra-op threads contend with
+the training processes and make it ten times slower.
 """
 import argparse
 import collections
@@ -26,42 +33,51 @@ def bucket(length: int) -> str:
     return f"{first}+" if last == 10_000 else f"{first}-{last}"
 
 
-def read_trees(run: Path, trees: str) -> list:
+def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
     """TREES read by RUN's validation reader (fresh instances: an Instance keeps the indices of its first
-    indexing)."""
+    indexing); with `phrases`, every labelled subtree (the SST readers' `use_subtrees`)."""
     params = Params.from_file(str(run / "config.json"))
     reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
+    if phrases:
+        reader_params["use_subtrees"] = True
     return list(DatasetReader.from_params(reader_params).read(trees))
 
 
-def load_run(run: Path) -> Model:
-    """RUN's best weights, in eval mode, on the CPU."""
+def load_run(run: Path, weights: str = "best.th") -> Model:
+    """RUN's weights (`best.th`, or another state file of the run), in eval mode, on the CPU."""
     params = Params.from_file(str(run / "config.json"))
-    return Model.load(params, str(run), weights_file=str(run / "best.th"), cuda_device=-1).eval()
+    return Model.load(params, str(run), weights_file=str(run / weights), cuda_device=-1).eval()
 
 
 def run_name(run: Path) -> str:
     return run.parent.name if run.name == "train" else run.name
 
 
-def parse_runs(description: str, trees_example: str, json_option: bool = False) -> argparse.Namespace:
-    """TREES and RUN ... from the command line, each RUN checked for `best.th`; the plugins imported."""
+def parse_runs(description: str, trees_example: str, json_option: bool = False,
+               length_options: bool = False) -> argparse.Namespace:
+    """TREES and RUN ... from the command line, each RUN checked for its weights file; the plugins imported."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", help=f"PTB-format SST trees, e.g. {trees_example}")
     parser.add_argument("runs", nargs="+", type=Path)
     if json_option:
         parser.add_argument("--json", action="store_true", help="one JSON line per run instead of the table")
+    if length_options:
+        parser.add_argument("--phrases", action="store_true", help="every labelled subtree, not the sentences alone")
+        parser.add_argument("--weights", default="best.th", help="the state file of each run to load")
     args = parser.parse_args()
+    weights = getattr(args, "weights", "best.th")
+    if Path(weights).name != weights:
+        sys.exit(f"--weights {weights}: a file name inside each run, not a path")
     for run in args.runs:
-        if not (run / "best.th").exists():
-            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
+        if not (run / weights).exists():
+            sys.exit(f"{run}: no {weights} (is it a serialization directory?)")
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
     return args
 
 
-def accuracy_by_length(run: Path, trees: str) -> dict:
-    model, instances = load_run(run), read_trees(run, trees)
+def accuracy_by_length(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> dict:
+    model, instances = load_run(run, weights), read_trees(run, trees, phrases)
     counts = collections.defaultdict(lambda: [0, 0])
     with torch.no_grad():
         for start in range(0, len(instances), 64):
@@ -78,12 +94,12 @@ def accuracy_by_length(run: Path, trees: str) -> dict:
 
 
 def main() -> None:
-    args = parse_runs(__doc__, "../shared/data/sst/trees/dev.txt")
+    args = parse_runs(__doc__, "../shared/data/sst/trees/dev.txt", length_options=True)
     keys = ["all"] + [bucket(first) for first, _ in BUCKETS]
     print("| run | " + " | ".join(keys) + " |")
     print("|---|" + "---:|" * len(keys))
     for run in args.runs:
-        counts = accuracy_by_length(run, args.trees)
+        counts = accuracy_by_length(run, args.trees, args.phrases, args.weights)
         cells = [f"{counts[k][0] / counts[k][1]:.3f} ({counts[k][1]})" if counts[k][1] else "-" for k in keys]
         print(f"| {run_name(run)} | " + " | ".join(cells) + " |")
 
