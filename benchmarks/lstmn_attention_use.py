@@ -114,8 +114,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     layer = encoder.layers[0]
     instances = list(reader.read(args.data_file))
     starts = list(range(0, len(instances), args.batch_size))[: args.batches]
-    loss = {mode: 0.0 for mode in MODES}  # a language model's summed NLL, a classifier's correct answers
-    tokens = 0.0  # a language model's tokens, a classifier's instances
+    summed = {mode: 0.0 for mode in MODES}  # a language model's summed NLL, a classifier's correct answers
+    units = 0.0  # a language model's tokens, a classifier's instances
     totals = dict.fromkeys(["steps", "most recent", "2-5 back", "6+ back", "distance", "entropy fraction"], 0.0)
     original_forward = layer.forward
     with torch.no_grad():
@@ -143,20 +143,20 @@ def main(argv: Optional[List[str]] = None) -> None:
                 finally:
                     layer.forward = original_forward
                 if classifier:
-                    loss[mode] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
+                    summed[mode] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
                     count = float(tensors["label"].numel())
                 else:
-                    loss[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
+                    summed[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
                     count = float(output["batch_weight"])
                 if mode == "model":
-                    tokens += count
+                    units += count
                     attention_statistics(captured["attention"], captured["mask"], totals)
     unit, figure = ("instances", "accuracy") if classifier else ("tokens", "token-weighted PPL")
-    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {tokens:.0f} {unit}")
+    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {units:.0f} {unit}")
     print(f"| attention replaced by | {figure} |\n|---|---:|")
     for mode in MODES:
         label = "nothing (as trained)" if mode == "model" else mode
-        value = loss[mode] / tokens if classifier else math.exp(loss[mode] / tokens)
+        value = summed[mode] / units if classifier else math.exp(summed[mode] / units)
         print(f"| {label} | {value:.{3 if classifier else 1}f} |")
     steps = totals.pop("steps")
     print(f"\nintra-attention at {steps:.0f} steps with two or more slots to read (means over steps):")

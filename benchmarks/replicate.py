@@ -260,7 +260,7 @@ class Replication:
     def done(self, row: Row, seed: int) -> bool:
         """Whether the results hold this run under the row's protocol; read afresh each time, so that two invocations
         sharing rows (one per core) never record a run twice. A result of an earlier protocol does not count."""
-        wanted = (row.name, self.vocabulary(row, seed), self.unknown_row(row, seed))
+        wanted = self.protocol(row, seed)
         return any(result["seed"] == seed and protocol(result) == wanted for result in read_results(self.results))
 
     def run(self, rows: List[Row], seeds: List[int]) -> None:
