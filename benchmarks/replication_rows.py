@@ -21,6 +21,8 @@ SST_TEST = "DATA/sst/trees/test.txt"
 TUNED_VECTORS = {"model.text_field_embedder.token_embedders.tokens.trainable": True}
 FIXED_VECTORS = {"model.text_field_embedder.token_embedders.tokens.trainable": False}
 TABLE_OUT_OF_L2 = {"trainer.optimizer.parameter_groups": [[["^_text_field_embedder\\."], {"weight_decay": 0}]]}
+# the paper's J(θ) as it is written: one L2 on every parameter (undoes a config's TABLE_OUT_OF_L2 group)
+L2_ON_TABLE = {"trainer.optimizer.parameter_groups": []}
 SENTENCES_ONLY = {"dataset_reader.use_subtrees": False}
 
 
@@ -201,6 +203,13 @@ FAMILIES: Dict[str, List[Row]] = {
         # fails to carry over to whole sentences, as sst2_nse_tuned_embeddings_sentences asked for the NSE
         ("sst2_lstmn_sentences", "lstmn, binary, trained on sentences only", "training_config/sst_lstmn.jsonnet",
          "2-class", 0.863, {"LSTMN_LAYERS": "1"}, "config", SENTENCES_ONLY),
+        # a remedy, the paper's own: its L2 on all of θ, the embedding table included (the shipped config leaves the
+        # table out because the L2 erases the GloVe vectors, which cost the fine-grained row 8 points; on binary,
+        # under the earlier vocabulary, it gave the LSTMN's best figure, 84.2 against 82.5). With the LSTM of its
+        # size in the same setting in sst_peers, so that the pair again differs in the encoder alone
+        ("sst2_lstmn_l2_on_embeddings", "lstmn, binary, Adam's L2 on the embedding table too (the paper's L2 on all "
+         "of θ)", "training_config/sst_lstmn.jsonnet", "2-class", 0.863, {"LSTMN_LAYERS": "1"}, "override",
+         L2_ON_TABLE),
     ], epochs=10),
     # Munkhdalai & Yu: 25 epochs on the phrases (the configs train on them).
     "sst_nse": _sst("sst_nse", [
@@ -263,6 +272,11 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, binary",
          "training_config/sst_lstmn.jsonnet", "2-class", None, {"LSTMN_LAYERS": "1"}, "override",
          {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}),
+        ("sst2_lstm_in_lstmn_settings_l2_on_embeddings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's "
+         "settings, binary, Adam's L2 on the embedding table too", "training_config/sst_lstmn.jsonnet", "2-class",
+         None, {"LSTMN_LAYERS": "1"}, "override",
+         {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1},
+          **L2_ON_TABLE}),
         ("sst2_lstm_in_lstmn_settings_sentences", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, "
          "binary, trained on sentences only", "training_config/sst_lstmn.jsonnet", "2-class", None,
          {"LSTMN_LAYERS": "1"}, "config",
