@@ -71,6 +71,9 @@ def parse_runs(description: str, trees_example: str, json_option: bool = False,
     for run in args.runs:
         if not (run / weights).exists():
             sys.exit(f"{run}: no {weights} (is it a serialization directory?)")
+    from memplugins.cli import keep_nltk_offline
+
+    keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
     return args
