@@ -2,9 +2,10 @@
 memplugins: memory- and attention-augmented encoders and models for AllenNLP 2.10 on Python 3.11 / torch 2.
 
 Importing the package quiets the deprecation warnings third-party modules raise while they are imported, applies
-the torch-2 compatibility fixes (`memplugins.compat`), the exact-resume feature (`memplugins.training.exact_resume`)
-and safe archive loading (`memplugins.untrusted_archives`), and registers every component with AllenNLP's
-registries.
+the torch-2 compatibility fixes (`memplugins.compat`), the exact-resume feature (`memplugins.training.exact_resume`),
+safe archive loading (`memplugins.untrusted_archives`) and flushing denormal floats to zero on the CPU
+(`memplugins.training.flush_denormal`; `MEMPLUGINS_FLUSH_DENORMAL=0` keeps them), and registers every component
+with AllenNLP's registries.
 """
 from memplugins.cli import quiet_third_party_imports
 
@@ -12,11 +13,12 @@ quiet_third_party_imports()
 
 from memplugins import compat  # noqa: E402  (before anything registers: the fixes patch AllenNLP)
 from memplugins import untrusted_archives  # noqa: E402
-from memplugins.training import exact_resume  # noqa: E402
+from memplugins.training import exact_resume, flush_denormal  # noqa: E402
 
 compat.apply()
 exact_resume.apply()
 untrusted_archives.apply()
+flush_denormal.apply()
 
 from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: E402,F401
 from memplugins.encoders import LstmnEncoder, NseEncoder  # noqa: E402,F401
