@@ -215,7 +215,8 @@ FAMILIES: Dict[str, List[Row]] = {
         # the same remedy on fine-grained: the 3-4 dev points the L2 on the table cost it were measured under the
         # earlier vocabulary (train and dev words only, docs/results.md "SST test words"); under the GloVe
         # vocabulary binary gained 2.2 and 2.5 test points from it (seeds 1-2), so fine-grained asks again, beside
-        # sst5_lstmn under the same vocabulary (all 318k phrases: about 35 min an epoch on one core)
+        # sst5_lstmn under the same vocabulary (all 318k phrases: about 11 min an epoch on one core with denormals
+        # flushed, 20-35 without)
         ("sst5_lstmn_l2_on_embeddings", "lstmn, fine-grained, Adam's L2 on the embedding table too (the paper's L2 "
          "on all of θ)", "training_config/sst_lstmn.jsonnet", "5-class", 0.476, {"LSTMN_LAYERS": "1"}, "override",
          L2_ON_TABLE),
