@@ -52,8 +52,14 @@ DEFAULT_RUNS = Path(os.environ.get("MEMPLUGINS_RUNS", Path.home() / ".cache" / "
 
 
 def commit() -> str:
-    described = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
-    return described.stdout.strip() or "unknown"
+    """The checkout's commit; where there is no git metadata (a lent GPU machine gets a copy of the working tree
+    without it) the caller's `MEMPLUGINS_COMMIT`, else "unknown"."""
+    try:
+        described = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                                   text=True).stdout.strip()
+    except OSError:
+        described = ""
+    return described or os.environ.get("MEMPLUGINS_COMMIT") or "unknown"
 
 
 @dataclass
@@ -67,6 +73,8 @@ class RunState:
     commits: List[str] = field(default_factory=list)
     pieces: List[Dict] = field(default_factory=list)
     done: bool = False
+    # the data root DATA/ resolved to when the run's config was written (absent in runs begun before it was kept)
+    data: Optional[str] = None
 
     @classmethod
     def load(cls, path: Path) -> Optional["RunState"]:
@@ -172,7 +180,8 @@ class Replication:
         out = self.run_dir(row, seed)
         self.write_slices(row)
         state_path = out / "run.json"
-        state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads)
+        state = RunState.load(state_path) or RunState(row=row.name, seed=seed, device=self.device, threads=self.threads,
+                                                      data=str(self.data))
         while not state.done:
             # the first piece of an invocation always runs (at least one batch), so every call makes progress
             if self.deadline is not None and time.time() >= self.deadline and self.pieces_run > 0:
@@ -183,6 +192,7 @@ class Replication:
             if not recover and serialization.exists():
                 subprocess.run(["rm", "-rf", str(serialization)], check=True)
             if recover:  # the run's own resolved config: a later edit of the config or the row cannot break it
+                self.relocate(out, state)
                 command = [ALLENNLP, "train", str(serialization / "config.json"), "-s", str(serialization), "--recover"]
             else:
                 command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
@@ -215,6 +225,47 @@ class Replication:
             print(f"{out.name}: {'protocol complete' if state.done else 'stopped at the deadline'} after "
                   f"{state.pieces[-1]['seconds']} s ({state.pieces[-1]['epochs_done']} epochs done)", file=sys.stderr)
         return state
+
+    def relocate(self, out: Path, state: RunState) -> None:
+        """Lets a run begun elsewhere resume here (e.g. its first epochs on a lent GPU, brought back by
+        `benchmarks/carry_runs.py`): in the run's resolved `config.json`, `trainer.cuda_device` becomes this
+        invocation's device and every path under the data root the run began with moves to this `--data`. Nothing
+        else changes, so `--recover`, which compares the config it is given with the one in the directory, accepts it
+        and continues the same training; the change is logged in `train.log`. A run on the machine it began on is
+        left untouched."""
+        path = out / "train" / "config.json"
+        config = json.loads(path.read_text())
+        changes = []
+        cuda_device = int(self.device.split(":")[1]) if self.device.startswith("cuda") else -1
+        trainer = config.setdefault("trainer", {})
+        if trainer.get("cuda_device", -1) != cuda_device:
+            changes.append(f"trainer.cuda_device {trainer.get('cuda_device', -1)} -> {cuda_device}")
+            trainer["cuda_device"] = cuda_device
+        if state.data is not None and state.data != str(self.data):
+            old, new = state.data.rstrip("/") + "/", str(self.data).rstrip("/") + "/"
+
+            def moved(value):
+                if isinstance(value, dict):
+                    return {key: moved(item) for key, item in value.items()}
+                if isinstance(value, list):
+                    return [moved(item) for item in value]
+                if isinstance(value, str) and value.startswith(old):
+                    changes.append(f"{value} -> {new + value[len(old):]}")
+                    return new + value[len(old):]
+                return value
+
+            config = moved(config)
+            state.data = str(self.data)
+        if not changes:
+            return
+        partial = path.with_name(f"config.json.{os.getpid()}.partial")
+        partial.write_text(json.dumps(config, indent=4))
+        partial.rename(path)
+        state.save(out / "run.json")
+        with open(out / "train.log", "a") as log:
+            # not a "=====" line: those count the pieces (training_time)
+            log.write(f"\n----- {datetime.datetime.now().isoformat(timespec='seconds')}: relocated to {self.device}: "
+                      + "; ".join(changes) + "\n")
 
     def evaluate(self, row: Row, seed: int, state: RunState) -> dict:
         """The best checkpoint's test metric, appended to the results file once."""
@@ -250,7 +301,7 @@ class Replication:
             "family": row.family, "row": row.name, "system": row.system, "label": row.label, "config": row.config,
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
-            "metric": row.metric, "value": value, "paper": row.paper, "device": state.device,
+            "metric": row.metric, "value": value, "paper": row.paper, "device": devices(state),
             "vocabulary": vocabulary_of(trained), "unknown_row": unknown_row,
             **({"unknown_row_zeroed_after_training": True} if zeroed_after_training else {}),
             "threads": state.threads, **training_time(out, state), "commits": state.commits,
@@ -309,6 +360,12 @@ def protocol(result: dict) -> tuple:
 def protocol_label(result: dict) -> str:
     return (result["label"] + (", GloVe vocabulary" if result.get("vocabulary") == "glove" else "")
             + (", zero unknown row" if result.get("unknown_row") == "zero" else ""))
+
+
+def devices(state: RunState) -> str:
+    """Where a run trained: its first device, or each device its pieces ran on in order ("cuda:0 + cpu")."""
+    seen = list(dict.fromkeys([state.device] + [piece["device"] for piece in state.pieces if "device" in piece]))
+    return " + ".join(seen)
 
 
 def epochs_done(serialization: Path) -> int:

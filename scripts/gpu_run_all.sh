@@ -14,12 +14,15 @@
 #                 single-process data pipeline bounds each)
 #     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
 #                 a pytest -k expression over the config names, takes a part)
-#     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows): the rows in
-#                 $REPLICATE (default: the 3-layer PTB pair, the cuDNN peer first) for one piece of $REPLICATE_MINUTES
-#                 (default 7); the runs stay in /tmp/memplugins-runs while the machine is warm, so the next call
-#                 (within its idle release) resumes them. Checkpoints are too large to come back: a row must finish
-#                 within one lease. Back in $OUT: replication.jsonl (finished rows) and RUN.tar.gz per run (run.json,
-#                 train.log, config and per-epoch metrics)
+#     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
+#                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...]" (default: the 3-layer
+#                 LSTMN; the 3-layer LSTM, then the 1-layer pair without dropout); each lane is one process
+#                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
+#                 that fails as CUDA graphs is resumed once with the eager loop). Then
+#                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
+#                 checkpoint (the first lane's first row first, within 58 MiB) into $OUT/runs.tar.gz.NNN; here,
+#                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
+#                 Back in $OUT: replication.jsonl (finished rows) and the parts
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -110,24 +113,40 @@ workers() {
 }
 
 replicate() {
-  local runs=/tmp/memplugins-runs
-  MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/replicate.py \
-      ${REPLICATE:-ptb_lm --rows ptb_lstm_3layers ptb_lstmn_3layers} --device cuda:0 --threads 4 \
-      --minutes "${REPLICATE_MINUTES:-7}" --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl"
-  local code=$?
-  for run in "$runs"/*/; do
-    [ -f "$run/run.json" ] || continue
-    (cd "$run" && tar -czf "$OUT/$(basename "$run").tar.gz" run.json train.log $(cd train 2>/dev/null \
-        && ls config.json metrics*.json 2>/dev/null | sed 's|^|train/|'))
+  local runs=/tmp/memplugins-runs end
+  end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
+  local lanes lane index=0 first=""
+  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers;ptb_lm ptb_lstm_3layers ptb_lstm_no_dropout ptb_lstmn_no_dropout}"
+  for lane in "${lanes[@]}"; do
+    index=$((index + 1))
+    set -- $lane
+    [ -z "$first" ] && first=$2
+    (
+      family=$1; shift
+      for row in "$@"; do
+        # as CUDA graphs first; a row whose run fails is resumed once with the eager loop
+        for graphs in 1 0; do
+          left=$(( end - $(date +%s) ))
+          [ "$left" -gt 60 ] || { echo "[lane $index] $row: not started ($left s left)"; break 2; }
+          echo "[lane $index] $row: $left s left, MEMPLUGINS_CUDA_GRAPHS=$graphs"
+          MEMPLUGINS_CUDA_GRAPHS=$graphs "$PYTHON" benchmarks/replicate.py "$family" --rows "$row" \
+              --device "${REPLICATE_DEVICE:-cuda:0}" --threads 3 --minutes "$("$PYTHON" -c "print($left / 60)")" \
+              --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl" 2>&1 \
+              | grep -v "^|\|^###\|^$" | sed "s/^/[lane $index] /"
+          [ "${PIPESTATUS[0]}" -eq 0 ] && break
+        done
+      done
+    ) &
   done
-  return $code
+  wait
+  "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first $first
 }
 
 export -f check encoders tree throughput graphs workers families replicate
-export PYTHON ROOT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES
+export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEVICE
 status=0
 for phase in "${phases[@]}"; do
-  echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+  echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${MEMPLUGINS_COMMIT:-?}")" \
       | tee "$OUT/$phase.md"
   timeout "$PHASE_SECONDS" bash -c "$phase" 2>&1 | tee -a "$OUT/$phase.md" \
       | grep -v -E "it/s\]|s/it\]"
