@@ -65,7 +65,8 @@ def best_is_epoch(serialization: Path, epochs_completed: int) -> bool:
 
 def plan(runs: Path, first: List[str], max_bytes: int) -> Tuple[List[Tuple[Path, str]], Dict[str, dict]]:
     """The files to carry ((path, name in the tar)) and the manifest's per-run entries."""
-    directories = sorted((path for path in runs.iterdir() if (path / "run.json").is_file()),
+    present = runs.iterdir() if runs.is_dir() else []  # no run began: the record is the manifest alone
+    directories = sorted((path for path in present if (path / "run.json").is_file()),
                          key=lambda path: (next((i for i, row in enumerate(first) if path.name.startswith(row + "-seed")),
                                                 len(first)), path.name))
     files: List[Tuple[Path, str]] = []

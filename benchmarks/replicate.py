@@ -46,20 +46,24 @@ from typing import Dict, List, Optional
 from replication_rows import FAMILIES, Row
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLENNLP = str(Path(sys.executable).parent / "allennlp")
+# the environment's `allennlp` script, or the module where the stack was installed without scripts (a lent GPU)
+_SCRIPT = Path(sys.executable).parent / "allennlp"
+ALLENNLP = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "allennlp"]
 DEADLINE_EXIT_CODE = 75  # memplugins.training.deadline.DEADLINE_EXIT_CODE (not imported: that pulls in torch)
 DEFAULT_RUNS = Path(os.environ.get("MEMPLUGINS_RUNS", Path.home() / ".cache" / "memplugins" / "replicate"))
 
 
 def commit() -> str:
-    """The checkout's commit; where there is no git metadata (a lent GPU machine gets a copy of the working tree
-    without it) the caller's `MEMPLUGINS_COMMIT`, else "unknown"."""
+    """The code a piece runs: `MEMPLUGINS_COMMIT` where the caller names it (a lent GPU machine gets a copy of the
+    working tree whose git metadata need not match it), else the checkout's `git describe`, else "unknown"."""
+    if os.environ.get("MEMPLUGINS_COMMIT"):
+        return os.environ["MEMPLUGINS_COMMIT"]
     try:
         described = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
                                    text=True).stdout.strip()
     except OSError:
         described = ""
-    return described or os.environ.get("MEMPLUGINS_COMMIT") or "unknown"
+    return described or "unknown"
 
 
 @dataclass
@@ -121,7 +125,10 @@ class Replication:
         cuda = self.device.split(":")[1] if self.device.startswith("cuda") else "-1"
         variables = {name: self.resolve(value) for name, value in row.variables.items()}
         env = {**os.environ, **variables, "CUDA_DEVICE": cuda, "OMP_NUM_THREADS": str(self.threads),
-               "MKL_NUM_THREADS": str(self.threads), "PYTHONPATH": f"{ROOT}:{ROOT / 'benchmarks'}"}
+               "MKL_NUM_THREADS": str(self.threads),
+               # the caller's path stays behind ours (a lent GPU finds the pinned stack through it)
+               "PYTHONPATH": ":".join([str(ROOT), str(ROOT / "benchmarks")]
+                                      + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
         if self.deadline is not None:
             env["MEMPLUGINS_TRAIN_DEADLINE"] = str(self.deadline)
         else:
@@ -193,9 +200,9 @@ class Replication:
                 subprocess.run(["rm", "-rf", str(serialization)], check=True)
             if recover:  # the run's own resolved config: a later edit of the config or the row cannot break it
                 self.relocate(out, state)
-                command = [ALLENNLP, "train", str(serialization / "config.json"), "-s", str(serialization), "--recover"]
+                command = [*ALLENNLP, "train", str(serialization / "config.json"), "-s", str(serialization), "--recover"]
             else:
-                command = [ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
+                command = [*ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
                            "-o", json.dumps(self.overrides(row, seed))]
             command += ["--include-package", "memplugins", "--file-friendly-logging"]
             # recorded before the piece runs: a piece killed with its session (which never reaches the lines after
@@ -292,7 +299,7 @@ class Replication:
             value = float(printed.split()[-1])
         else:
             output = out / "test_metrics.json"
-            subprocess.run([ALLENNLP, "evaluate", str(archive), str(test_file), "--output-file", str(output),
+            subprocess.run([*ALLENNLP, "evaluate", str(archive), str(test_file), "--output-file", str(output),
                             "--include-package", "memplugins", "--cuda-device", env["CUDA_DEVICE"]],
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             value = json.loads(output.read_text())[row.metric]
