@@ -64,13 +64,31 @@ def safe_extract(archive_file: str, directory: str) -> None:
                     kind = "link" if member.issym() or member.islnk() else "special file"
                     raise ArchiveError(f"{archive_file}: member {member.name!r} is a {kind}; a model archive holds "
                                        "only files and folders, so it is not opened")
-            archive.extractall(directory, members=members, filter="data")
-    except tarfile.FilterError as error:
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(directory, members=members, filter="data")
+            else:
+                _extract_without_filters(archive, archive_file, directory, members)
+    except getattr(tarfile, "FilterError", ()) as error:  # () catches nothing where tarfile has no filters
         raise ArchiveError(f"{archive_file}: member {error.tarinfo.name!r} would be written outside the extraction "
                            f"folder ({error}); the archive is not opened") from None
     except (tarfile.ReadError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise ArchiveError(f"{archive_file}: not a readable model archive (a gzipped tar that `allennlp train` "
                            f"writes): {type(error).__name__}: {error}") from None
+
+
+def _extract_without_filters(archive: tarfile.TarFile, archive_file: str, directory: str, members) -> None:
+    """Python before 3.11.4 (Debian 12's system Python is 3.11.2) has no extraction filters: what the "data" filter
+    refuses among the files and folders left after `safe_extract`'s checks (a path that leaves the folder) is refused
+    here by hand, and what it resets (permission bits beyond rwx, the archive's owners) is reset."""
+    root = os.path.realpath(directory)
+    for member in members:
+        target = os.path.realpath(os.path.join(root, member.name))
+        if target != root and not target.startswith(root + os.sep):
+            raise ArchiveError(f"{archive_file}: member {member.name!r} would be written outside the extraction "
+                               "folder; the archive is not opened")
+        member.mode = 0o755 if member.isdir() else 0o644
+        member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+    archive.extractall(directory, members=members)
 
 
 def read_archive_config(config_file: str, overrides: Union[str, Dict[str, Any]] = "") -> Params:
