@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate]
-#   (none: all but replicate)
+#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate] [nan]
+#   (none: all but replicate and nan)
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
@@ -23,6 +23,12 @@
 #                 checkpoint (the first lane's first row first, within 58 MiB) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
 #                 Back in $OUT: replication.jsonl (finished rows) and the parts
+#     nan         where the 3-layer LSTMN's NaN on CUDA comes from (docs/results.md, "NaN on the GPU"): its PTB
+#                 language model from scratch, seed 1's seeds, in three lanes sharing the GPU for $NAN_SECONDS
+#                 (default 420): as CUDA graphs, eager with the Triton kernels, eager with torch's operations
+#                 (MEMPLUGINS_TRITON=0). Each checks every gradient before the optimizer steps
+#                 (benchmarks/gradient_probe.py) and stops at a non-finite one, naming the batch and the parameters;
+#                 the lanes' probe logs come back in $OUT/probes.tar.gz
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -36,7 +42,7 @@ PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers families)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate|nan) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -142,7 +148,30 @@ replicate() {
   "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first $first
 }
 
-export -f check encoders tree throughput graphs workers families replicate
+nan() {
+  local lanes=/tmp/memplugins-nan lane
+  rm -rf "$lanes" && mkdir -p "$lanes"
+  for lane in "graphs 1 1" "eager_triton 0 1" "eager_torch 0 0"; do
+    set -- $lane
+    (
+      MEMPLUGINS_CUDA_GRAPHS=$2 MEMPLUGINS_TRITON=$3 PTB_TRAIN="$ROOT/.gpudata/ptb/ptb.train.txt" \
+      PTB_VALIDATION="$ROOT/.gpudata/ptb/ptb.valid.txt" NUM_EPOCHS=20 LM_DROPOUT=0.5 LSTMN_LAYERS=3 \
+      CUDA_DEVICE="${NAN_DEVICE:-0}" OMP_NUM_THREADS=3 PYTHONPATH="$ROOT/benchmarks${PYTHONPATH:+:$PYTHONPATH}" \
+      timeout "${NAN_SECONDS:-420}" "$PYTHON" -m allennlp train training_config/ptb_lstmn_lm_3layers.jsonnet \
+          -s "$lanes/$1" --include-package memplugins --include-package gradient_probe --file-friendly-logging \
+          -o '{"random_seed": 13371, "numpy_seed": 1338, "pytorch_seed": 134, "trainer.callbacks": [{"type": "gradient_probe"}]}' \
+          > "$lanes/$1.log" 2>&1
+      code=$?
+      epochs=$(ls "$lanes/$1"/metrics_epoch_*.json 2>/dev/null | wc -l)
+      echo "[$1] exit $code after $epochs epochs; $(grep -h -o "non-finite gradient.*" "$lanes/$1.log" | head -1)"
+      grep -h "Error\|error" "$lanes/$1.log" | grep -v "^\s*$" | tail -2 | sed "s/^/[$1]   /"
+    ) &
+  done
+  wait
+  (cd "$lanes" && tar -czf "$OUT/probes.tar.gz" */probe.jsonl */metrics_epoch_*.json 2>/dev/null)
+}
+
+export -f check encoders tree throughput graphs workers families replicate nan
 export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEVICE
 status=0
 for phase in "${phases[@]}"; do
