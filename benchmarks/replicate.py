@@ -25,8 +25,10 @@ with the row zeroed, is the one training with the initializer gives; it is evalu
 
 Runs live in `--runs` (default `$MEMPLUGINS_RUNS` or `~/.cache/memplugins/replicate`: outside the checkout, so a
 fresh checkout resumes them); each run directory is locked while a process trains it, so two invocations (one per
-core) can share the folder. `--device cuda:0` trains on a GPU (the row's device is recorded); chunks of 9 minutes fit
-a GPU command's 10-minute limit.
+core) can share the folder. `--device cuda:0` trains on a GPU (each piece's device is recorded, and a result names
+every device its run trained on); chunks of 9 minutes fit a GPU command's 10-minute limit. A run begun on a machine
+that is then taken back (a lent GPU) comes here with `benchmarks/carry_runs.py` and resumes like any other: before
+`--recover`, its config's device and data paths are pointed at this invocation's (`Replication.relocate`).
 """
 import argparse
 import datetime
