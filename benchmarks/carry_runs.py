@@ -147,6 +147,12 @@ def unpack(parts_dir: Path, runs: Path) -> List[str]:
                 raise SystemExit(f"carry_runs: {parts[0]} does not begin with {MANIFEST}")
             manifest = json.loads(archive.extractfile(members[0]).read())
             listed = manifest["files"]
+            for name, entry in manifest["runs"].items():  # names that become paths here, and what unpack reads
+                checkpoint = entry.get("checkpoint")
+                if (not RUN_NAME.match(name) or name in (".", "..") or f"{name}/run.json" not in listed
+                        or (checkpoint and not isinstance(checkpoint.get("epochs_completed"), int))):
+                    raise SystemExit(f"carry_runs: refusing run {name!r} in {parts_dir}'s manifest (not a run "
+                                     "directory's name, no run.json, or a malformed checkpoint entry)")
             for member in members[1:]:
                 name = member.name
                 parts_of_name = name.split("/")

@@ -33,7 +33,6 @@ class GradientProbe(TrainerCallback):
         super().__init__(serialization_dir)
         self._log = None
         self._largest: List = []
-        self._batch = 0
         self._epoch = 0
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:

@@ -44,7 +44,7 @@ def run_ptb(args, base_env, results: Path) -> str:
             continue
         subprocess.run(["rm", "-rf", str(out)], check=True)
         out.parent.mkdir(parents=True, exist_ok=True)
-        command = [ALLENNLP, "train", "training_config/ptb_lstmn_lm.jsonnet", "-s", str(out), "--include-package",
+        command = [*ALLENNLP, "train", "training_config/ptb_lstmn_lm.jsonnet", "-s", str(out), "--include-package",
                    "memplugins", "--include-package", "time_budget", "-o", json.dumps(overrides)]
         runs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                      stderr=open(f"{out}.train.log", "w")))

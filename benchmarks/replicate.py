@@ -46,11 +46,9 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from replication_rows import FAMILIES, Row
+from runs import ALLENNLP
 
 ROOT = Path(__file__).resolve().parent.parent
-# the environment's `allennlp` script, or the module where the stack was installed without scripts (a lent GPU)
-_SCRIPT = Path(sys.executable).parent / "allennlp"
-ALLENNLP = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "allennlp"]
 DEADLINE_EXIT_CODE = 75  # memplugins.training.deadline.DEADLINE_EXIT_CODE (not imported: that pulls in torch)
 DEFAULT_RUNS = Path(os.environ.get("MEMPLUGINS_RUNS", Path.home() / ".cache" / "memplugins" / "replicate"))
 

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLENNLP = str(Path(sys.executable).parent / "allennlp")
+# the command: the environment's `allennlp` script, or the module where the stack was installed without scripts (the
+# pinned stack unpacked on a lent GPU machine)
+_SCRIPT = Path(sys.executable).parent / "allennlp"
+ALLENNLP = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "allennlp"]
 
 
 def train(config: str, out: Path, env: Dict[str, str], overrides: Optional[dict] = None, extra: Sequence[str] = ()) -> None:
@@ -17,7 +20,7 @@ def train(config: str, out: Path, env: Dict[str, str], overrides: Optional[dict]
         return
     subprocess.run(["rm", "-rf", str(out)], check=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    command = [ALLENNLP, "train", config, "-s", str(out), "--include-package", "memplugins", *extra]
+    command = [*ALLENNLP, "train", config, "-s", str(out), "--include-package", "memplugins", *extra]
     if overrides:
         command += ["-o", json.dumps(overrides)]
     started = time.time()
@@ -35,7 +38,7 @@ def evaluate(archive: Path, data_file: str, env: Dict[str, str]) -> dict:
     if not output.exists():
         with open(f"{output}.log", "w") as log:
             subprocess.run(
-                [ALLENNLP, "evaluate", str(archive), data_file, "--output-file", str(output),
+                [*ALLENNLP, "evaluate", str(archive), data_file, "--output-file", str(output),
                  "--include-package", "memplugins"],
                 cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=log,
             )

@@ -73,11 +73,11 @@ def test_a_checkpoint_over_the_budget_stays_behind_and_the_first_rows_go_first(t
     assert not any(name.startswith("a_row-seed1/train/model_state") for _, name in files)
 
 
-def _parts_with(tmp_path, members, listed):
-    """Parts of a tar holding a manifest that lists `listed` and the given (TarInfo, bytes) members."""
+def _parts_with(tmp_path, members, listed, runs=("a_row-seed1",)):
+    """Parts of a tar holding a manifest that lists `listed` and `runs` and the given (TarInfo, bytes) members."""
     buffer = io.BytesIO()
-    manifest = {"runs": {"a_row-seed1": {"done": True, "checkpoint": None}},
-                "files": {name: {"bytes": 1, "sha256": "0" * 64} for name in listed}}
+    manifest = {"runs": {run: {"done": True, "checkpoint": None} for run in runs},
+                "files": {name: {"bytes": 1, "sha256": "0" * 64} for name in [*listed, *(f"{run}/run.json" for run in runs)]}}
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         encoded = json.dumps(manifest).encode()
         info = tarfile.TarInfo(carry_runs.MANIFEST)
@@ -104,6 +104,14 @@ def test_unpack_refuses_what_the_manifest_does_not_vouch_for(tmp_path, kind):
     with pytest.raises(SystemExit, match="SHA-256" if kind == "digest" else "refusing"):
         carry_runs.unpack(parts, tmp_path / "runs")
     assert not (tmp_path / "runs").exists() and not (tmp_path.parent / "evil").exists()
+
+
+@pytest.mark.parametrize("run", ["..", ".", "a/../.."])
+def test_unpack_refuses_a_manifest_run_that_is_not_a_run_directorys_name(tmp_path, run):
+    parts = _parts_with(tmp_path, [], [], runs=(run,))
+    with pytest.raises(SystemExit, match="refusing run"):
+        carry_runs.unpack(parts, tmp_path / "runs" / "inner")
+    assert not (tmp_path / "runs").exists()
 
 
 def test_relocate_points_a_carried_runs_config_at_this_device_and_data(tmp_path):
