@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
 #   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate] [nan]
-#   (none: all but replicate and nan)
+#                          [races]
+#   (none: all but replicate, nan and races)
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
@@ -28,7 +29,12 @@
 #                 (default 420): as CUDA graphs, eager with the Triton kernels, eager with torch's operations
 #                 (MEMPLUGINS_TRITON=0). Each checks every gradient before the optimizer steps
 #                 (benchmarks/gradient_probe.py) and stops at a non-finite one, naming the batch and the parameters;
-#                 the lanes' probe logs come back in $OUT/probes.tar.gz
+#                 the lanes' probe logs come back in $OUT/probes.tar.gz. $NAN_LANES picks lanes by name
+#                 (default "graphs eager_triton eager_torch")
+#     races       benchmarks/kernel_races.py: each Triton kernel run $RACE_RUNS times (default 300) on the same inputs,
+#                 counting the runs not bitwise equal to the first (a race between a program's warps); the kernels'
+#                 GPU IR in $OUT/ir.tar.gz. With $RACES_BEFORE naming a folder that holds an older memplugins
+#                 package, that one is measured first, in the same call
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
@@ -42,7 +48,7 @@ PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers families)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate|nan) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate|nan|races) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE=/tmp/memplugins-site
@@ -153,6 +159,7 @@ nan() {
   rm -rf "$lanes" && mkdir -p "$lanes"
   for lane in "graphs 1 1" "eager_triton 0 1" "eager_torch 0 0"; do
     set -- $lane
+    [[ " ${NAN_LANES:-graphs eager_triton eager_torch} " == *" $1 "* ]] || continue
     (
       MEMPLUGINS_CUDA_GRAPHS=$2 MEMPLUGINS_TRITON=$3 PTB_TRAIN="$ROOT/.gpudata/ptb/ptb.train.txt" \
       PTB_VALIDATION="$ROOT/.gpudata/ptb/ptb.valid.txt" NUM_EPOCHS=20 LM_DROPOUT=0.5 LSTMN_LAYERS=3 \
@@ -171,8 +178,19 @@ nan() {
   (cd "$lanes" && tar -czf "$OUT/probes.tar.gz" */probe.jsonl */metrics_epoch_*.json 2>/dev/null)
 }
 
-export -f check encoders tree throughput graphs workers families replicate nan
-export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEVICE
+races() {
+  if [ -n "${RACES_BEFORE:-}" ]; then
+    echo "### before: $RACES_BEFORE"
+    PYTHONPATH="$RACES_BEFORE:$PYTHONPATH" "$PYTHON" benchmarks/kernel_races.py --runs "${RACE_RUNS:-300}"
+    echo "### this tree"
+  fi
+  "$PYTHON" benchmarks/kernel_races.py --runs "${RACE_RUNS:-300}" --ir-dir /tmp/memplugins-ir
+  (cd /tmp/memplugins-ir 2>/dev/null && tar -czf "$OUT/ir.tar.gz" .)
+}
+
+export -f check encoders tree throughput graphs workers families replicate nan races
+export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEVICE NAN_LANES NAN_SECONDS NAN_DEVICE \
+    RACE_RUNS RACES_BEFORE
 status=0
 for phase in "${phases[@]}"; do
   echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${MEMPLUGINS_COMMIT:-?}")" \

@@ -16,7 +16,9 @@ key's gradient from the write, z, a = a_{t-1}, W = W_{t-1} (l × t), q = H_{<t} 
 It also copies zᵀ W into the record that the written values' gradients read later (`coefficient_rows`). Why equal
 to the plain backward: the same formulas, each sum added in the same order of terms (∂a and ∂W get their two
 addends in the plain order); only the order inside the dot products differs (blocked reductions), which moves
-results by rounding. Passes that read what an earlier pass stored are separated by `tl.debug_barrier()`.
+results by rounding. Passes that read what an earlier pass stored are separated by `tl.debug_barrier()`, and so
+are pass 3's loads of g and its in-place store of g_s over them (a block may be held by several warps but is stored
+by one thread; `tape_read_kernel`'s module doc).
 `tests/modules/fast/nse_read_kernel_test.py` checks it with the forward kernel under Triton's interpreter.
 """
 import triton
@@ -96,6 +98,7 @@ def _score_gradients(keys, decay, initial_scores, history, scratch_g, grad_score
         in_l = js < num_slots
         z = tl.load(keys + js, mask=in_l, other=0.0)
         g_s = z * (tl.load(scratch_g + js, mask=in_l, other=0.0) - dot)
+        tl.debug_barrier()  # g_s replaces g in place: every warp loads g first (module doc)
         tl.store(scratch_g + js, g_s, mask=in_l)
         if WRITTEN:
             tl.store(grad_scores + js * stride_gsl, g_s * tl.load(decay + js, mask=in_l, other=0.0), mask=in_l)

@@ -24,7 +24,12 @@ q = H_{<t} o_t (one batched product before the launch) and S0 = M_0 o_t (all ste
 
 So the write of step t happens at the start of step t+1's launch (the fast path applies the last one after its
 loop); between them only step t's cell runs, which reads neither a nor W. Values a pass stores and a later pass
-loads may sit in different threads in the two layouts, so `tl.debug_barrier()` separates the passes.
+loads may sit in different threads in the two layouts, so `tl.debug_barrier()` separates the passes. Where a pass
+updates memory in place and uses the loaded value beyond its own store (pass 3 replaces the scores in `keys_out`
+with z and reads with z), a barrier also separates every warp's load from the store: a 1-D block of slots may be
+held by every warp of the program (each loads it for its own columns of M_0) but is stored by one thread, so a
+warp that runs late would otherwise load z where it needed s (as `tape_read_kernel` did until 2026-11-26).
+Pass 0's in-place updates of a and W use each loaded value only for its own element's stores, which is safe.
 
 Why equal to the plain fast path: the same formulas in the same order per element; only the order of the sums
 inside the dot products differs (blocked reductions instead of matrix products), which moves results by rounding.
@@ -102,6 +107,7 @@ def _softmax_and_read(keys, slot_mask, decay, initial, top, num_slots, k, stride
         js = l0 + tl.arange(0, BLOCK_L)
         total += tl.exp(tl.load(keys + js, mask=js < num_slots, other=float("-inf")) - top)
     norm = tl.sum(total, axis=0)
+    tl.debug_barrier()  # every warp has loaded the scores before any stores z over them
     ks = tl.arange(0, BLOCK_K)
     read = tl.zeros((BLOCK_K,), dtype)
     for l0 in range(0, num_slots, BLOCK_L):
@@ -110,6 +116,7 @@ def _softmax_and_read(keys, slot_mask, decay, initial, top, num_slots, k, stride
         score = tl.load(keys + js, mask=in_l, other=float("-inf"))
         real = tl.load(slot_mask + js, mask=in_l, other=0) != 0
         z = tl.where(real, tl.exp(score - top) / norm, 0.0)
+        tl.debug_barrier()  # the same: this block's scores are loaded by every warp before z replaces them
         tl.store(keys + js, z, mask=in_l)
         if WRITTEN:
             z = z * tl.load(decay + js, mask=in_l, other=0.0)

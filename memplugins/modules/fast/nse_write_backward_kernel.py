@@ -11,7 +11,9 @@ of the state after the write:
 
 Why equal to the plain backward: the same terms added in the same order; only the order inside the sum over i
 differs (a blocked reduction), which moves results by rounding. The sum reads ∂W before the same program scales
-it, element by element in one layout. `tests/modules/fast/nse_read_kernel_test.py` checks it with the NSE's other
+it in place, and ∂a is read before it is scaled: a block may be held by several warps but is stored by one thread,
+so a `tl.debug_barrier()` between the loads and each in-place store keeps a warp that runs late from loading the
+scaled value (`tape_read_kernel`'s module doc). `tests/modules/fast/nse_read_kernel_test.py` checks it with the NSE's other
 kernels under Triton's interpreter.
 """
 import torch
@@ -48,8 +50,10 @@ def _write_backward(keys, grad_keys, step_mask, decay, weights, grad_decay, grad
                 adjoint = tl.load(grad_weights + offsets, mask=block, other=0.0)
                 w = tl.load(weights + (b * num_slots + js[:, None]) * t + ss[None, :], mask=block, other=0.0)
                 total += tl.sum(adjoint * w, axis=1)
+                tl.debug_barrier()  # every warp has loaded this block of ∂W before it is scaled in place
                 tl.store(grad_weights + offsets, adjoint * keep[:, None], mask=block)
             g = g - total
+        tl.debug_barrier()  # and ∂a, loaded by every warp, before it is scaled in place
         tl.store(grad_decay + b * num_slots + js, adjoint_decay * keep, mask=in_l)
         tl.store(grad_z + b * num_slots + js, g * mask_value, mask=in_l)
 

@@ -22,7 +22,15 @@ Backward, given g = ∂L/∂[h~; c~] (the fast path's chain rule, written per ro
              ∂k-tape_i += g_pre_i;  ∂q = Σ_i g_pre_i;  ∂v (per row, summed over rows by the caller) += Σ_i g_a_i act_i
 
 Within a program, values one pass stores and a later pass loads (the scores, the backward's scratch) may sit in
-different threads in the two layouts, so a `tl.debug_barrier()` separates the passes.
+different threads in the two layouts, so a `tl.debug_barrier()` separates the passes. And no pass stores over
+memory that a pass of the same program loads without a barrier between them: a 1-D block such as a row of scores
+may be held by every warp of the program (each warp loads it for its own columns of the tape) but is stored by one
+thread, so an in-place update lets a warp that runs late load the new value where it needed the old one. The
+forward's scores therefore go to a scratch row of their own, not into `weights` (where they went until
+2026-11-26: a warp that loaded a softmax weight as a score then weighted its columns of [h~; c~] by
+exp(s_i - m) / Z with s_i in [0, 1], and overflowed to inf when m < -88: the likely source of the NaN losses
+of the LSTMN on CUDA, docs/results.md). The backward's in-place updates (∂ tape, ∂ keys, ∂ v's row) each load and
+store one element in the same thread and use the loaded value nowhere else, which is safe.
 
 Why equal to the plain fast path: the same values by the same formulas; only the order of the sums inside a dot
 product differs (a blocked reduction instead of a matrix product), which moves results by rounding.
@@ -42,7 +50,7 @@ def _columns(h, BLOCK_H: tl.constexpr, BLOCK_2H: tl.constexpr):
 
 
 @triton.jit
-def _read_forward(keys, query, scorer, tape, valid, activation, weights, summary, t, h,
+def _read_forward(keys, query, scorer, tape, valid, activation, weights, scores, summary, t, h,
                   stride_kb, stride_kt, stride_tb, stride_tt, stride_vb, stride_sb,
                   BLOCK_T: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_2H: tl.constexpr):
     b = tl.program_id(0)
@@ -62,21 +70,21 @@ def _read_forward(keys, query, scorer, tape, valid, activation, weights, summary
         real = tl.load(valid + b * stride_vb + rows, mask=in_t, other=0) != 0
         score = tl.where(real, score, -1e30)
         score = tl.where(in_t, score, float("-inf"))
-        tl.store(weights + b * t + rows, score, mask=in_t)
+        tl.store(scores + b * t + rows, score, mask=in_t)
         best = tl.maximum(best, score)
     tl.debug_barrier()  # the scores just stored are read back in another layout, maybe by other threads
     top = tl.max(best, axis=0)
     total = tl.zeros((BLOCK_T,), dtype)
     for start in range(0, t, BLOCK_T):
         rows = start + tl.arange(0, BLOCK_T)
-        score = tl.load(weights + b * t + rows, mask=rows < t, other=float("-inf"))
+        score = tl.load(scores + b * t + rows, mask=rows < t, other=float("-inf"))
         total += tl.exp(score - top)
     norm = tl.sum(total, axis=0)
     read = tl.zeros((BLOCK_2H,), dtype)
     for start in range(0, t, BLOCK_T):
         rows = start + tl.arange(0, BLOCK_T)
         in_t = rows < t
-        weight = tl.exp(tl.load(weights + b * t + rows, mask=in_t, other=float("-inf")) - top) / norm
+        weight = tl.exp(tl.load(scores + b * t + rows, mask=in_t, other=float("-inf")) - top) / norm
         tl.store(weights + b * t + rows, weight, mask=in_t)
         slots = tl.load(tape + b * stride_tb + rows[:, None] * stride_tt + cols2[None, :],
                         mask=in_t[:, None] & in_2h[None, :], other=0.0)
@@ -142,9 +150,10 @@ def tape_read_forward(keys, query, scorer, tape, valid, t: int, summary):
     batch_size, _, hidden = keys.size()
     activation = keys.new_empty(batch_size, t, hidden)
     weights = keys.new_empty(batch_size, t)
+    scores = keys.new_empty(batch_size, t)  # pass 1's, apart from `weights` (module doc: no in-place pass)
     block_t, block_h, block_2h = _blocks(hidden)
     _read_forward[(batch_size,)](
-        keys, query, scorer, tape, valid, activation, weights, summary, t, hidden,
+        keys, query, scorer, tape, valid, activation, weights, scores, summary, t, hidden,
         keys.stride(0), keys.stride(1), tape.stride(0), tape.stride(1), valid.stride(0), summary.stride(0),
         BLOCK_T=block_t, BLOCK_H=block_h, BLOCK_2H=block_2h,
     )
