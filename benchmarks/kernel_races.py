@@ -114,10 +114,35 @@ def nse_case(batch_size: int = 32, steps: int = 40, size: int = 300) -> Callable
     return _forward_backward(encoder, forward, [x, extra, *encoder.parameters()])
 
 
+def _random_tree(words: int, generator: torch.Generator) -> str:
+    """An SST-format binary tree over `words` leaves, split at random points."""
+    if words == 1:
+        return "(2 w)"
+    left = int(torch.randint(1, words, (1,), generator=generator))
+    return f"(2 {_random_tree(left, generator)} {_random_tree(words - left, generator)})"
+
+
+def tree_lstm_case(batch_size: int = 32, longest: int = 40, size: int = 300) -> Callable[[], List[torch.Tensor]]:
+    """The tree LSTM's forward and backward over random binary trees (the level kernels), d = 300."""
+    from memplugins.encoders import TreeLstmEncoder
+    from memplugins.fields import batch_trees
+    from memplugins.readers import parse_sst_tree
+
+    generator = _generator(12)
+    trees = [parse_sst_tree(_random_tree(int(n), generator)) for n in _lengths(batch_size, longest, 13)]
+    encoder = _randomize(TreeLstmEncoder(size, size), seed=14, scale=0.1).to(DEVICE)
+    tensors, mask = batch_trees(trees)
+    tensors, mask = {key: value.to(DEVICE) for key, value in tensors.items()}, mask.to(DEVICE)
+    x = torch.randn(batch_size, mask.size(1), size, generator=_generator(15)).to(DEVICE).requires_grad_()
+    return _forward_backward(encoder, lambda: [encoder.encode(x, mask, tensors).node_states],
+                             [x, *encoder.parameters()])
+
+
 CASES: Dict[str, Callable[[], Callable[[], List[torch.Tensor]]]] = {
     "tape read forward (B=40, t=83, h=300)": tape_read_case,
     "lstmn layer forward + backward (B=40, T=40, 150 -> 300)": lstmn_case,
     "mma-nse encoder forward + backward (B=32, T=40, d=300)": nse_case,
+    "tree lstm forward + backward (B=32, up to 40 leaves, d=300)": tree_lstm_case,
 }
 
 
@@ -180,11 +205,12 @@ def dump_ir(directory: str) -> None:
         nse_read_kernel,
         nse_write_backward_kernel,
         tape_read_kernel,
+        tree_level_kernel,
     )
 
     os.makedirs(directory, exist_ok=True)
     for module in (tape_read_kernel, lstm_cell_kernel, nse_read_kernel, nse_read_backward_kernel,
-                   nse_write_backward_kernel):
+                   nse_write_backward_kernel, tree_level_kernel):
         for name, function in vars(module).items():
             caches = getattr(function, "device_caches", None) or {}
             for index, entry in enumerate(caches.values()):
@@ -211,6 +237,7 @@ def main() -> None:
         "tape read forward (B=3, t=6, h=8)": functools.partial(tape_read_case, 3, 7, 8),
         "lstmn layer forward + backward (B=3, T=5, 4 -> 8)": functools.partial(lstmn_case, 3, 5, 4, 8),
         "mma-nse encoder forward + backward (B=3, T=5, d=8)": functools.partial(nse_case, 3, 5, 8),
+        "tree lstm forward + backward (B=3, up to 6 leaves, d=8)": functools.partial(tree_lstm_case, 3, 6, 8),
     }
     if DEVICE == "cuda" and not torch.cuda.is_available():
         sys.exit("kernel_races.py needs a CUDA device")
