@@ -24,7 +24,8 @@
 #                 checkpoint (the first lane's first row first, within 58 MiB) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
 #                 Back in $OUT: replication.jsonl (finished rows) and the parts
-#     nan         where the 3-layer LSTMN's NaN on CUDA comes from (docs/results.md, "NaN on the GPU"): its PTB
+#     nan         the 3-layer LSTMN's NaN on CUDA (docs/results.md, "NaN on the GPU": a race in the tape read, fixed
+#                 in 6f36416; this phase found its lanes clean after the fix, and stays as that check): its PTB
 #                 language model from scratch, seed 1's seeds, in three lanes sharing the GPU for $NAN_SECONDS
 #                 (default 420): as CUDA graphs, eager with the Triton kernels, eager with torch's operations
 #                 (MEMPLUGINS_TRITON=0). Each checks every gradient before the optimizer steps

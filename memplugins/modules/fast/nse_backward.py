@@ -87,8 +87,9 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
     # Not in float64 on CUDA: there, on an H100 (2026-11-24, torch 2.11, Triton 3.6), the backward's kernels gave
     # gradients up to 2 % off the torch operations' in processes that had run other CUDA work first (a fresh process
-    # matched to 1e-15; float32 matched the torch path in the same processes); the cause is not found. Triton's
-    # interpreter on the CPU still checks their float64 arithmetic.
+    # matched to 1e-15; float32 matched the torch path in the same processes). Likely the in-place race fixed on
+    # 2026-11-26 (nse_read_backward_kernel's module doc), which showed only when warps ran out of step; kept off until
+    # a GPU run shows the float64 kernels agree again. Triton's interpreter on the CPU still checks their arithmetic.
     kernel = triton_kernel_applies(queries, "memplugins.modules.fast.nse_read_backward_kernel") and not (
         queries.is_cuda and queries.dtype == torch.float64)
     if kernel:  # the kernel reads rows of M_0 with unit stride

@@ -28,7 +28,7 @@ may be held by every warp of the program (each warp loads it for its own columns
 thread, so an in-place update lets a warp that runs late load the new value where it needed the old one. The
 forward's scores therefore go to a scratch row of their own, not into `weights` (where they went until
 2026-11-26: a warp that loaded a softmax weight as a score then weighted its columns of [h~; c~] by
-exp(s_i - m) / Z with s_i in [0, 1], and overflowed to inf when m < -88: the likely source of the NaN losses
+exp(s_i - m) / Z with s_i in [0, 1], and overflowed to inf when m < -88: the source of the NaN losses
 of the LSTMN on CUDA, docs/results.md). The backward's in-place updates (∂ tape, ∂ keys, ∂ v's row) each load and
 store one element in the same thread and use the loaded value nowhere else, which is safe.
 
