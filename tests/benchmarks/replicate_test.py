@@ -1,5 +1,6 @@
 """benchmarks/replicate.py: a run stopped by --minutes and resumed gives the results of a run straight through."""
 import json
+import os
 import subprocess
 import sys
 
@@ -210,3 +211,44 @@ def test_two_invocations_sharing_a_row_never_record_a_run_twice(tmp_path, monkey
     assert [result["seed"] for result in recorded] == [2, 3]
     replication.run([row], [2, 3])  # both recorded: nothing to do
     assert trained == [2, 3]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="finds the training process in /proc")
+def test_a_stopped_invocation_stops_its_training_process(tmp_path):
+    """SIGTERM to replicate.py ends its `allennlp train` piece too: left running, an orphaned piece writes into a run
+    directory whose lock nobody holds, beside the next invocation's trainer."""
+    import signal
+    import time
+    from pathlib import Path
+
+    long = {**SPEC, "rows": [{**SPEC["rows"][0], "overrides": {**SPEC["rows"][0]["overrides"],
+                                                                "trainer.num_epochs": 100000}}]}
+    (tmp_path / "spec.json").write_text(json.dumps(long))
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+               str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "r.jsonl")]
+    invocation = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def children():
+        found = []
+        for status in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = status.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == invocation.pid:
+                found.append(int(status.parent.name))
+        return found
+
+    metrics = tmp_path / "runs" / "tiny_rte-seed1" / "train" / "metrics_epoch_0.json"
+    deadline = time.time() + 300
+    while not metrics.exists() and time.time() < deadline and invocation.poll() is None:
+        time.sleep(0.5)
+    assert metrics.exists(), invocation.stderr.read().decode()[-3000:] if invocation.poll() is not None else "slow"
+    [piece] = children()
+    try:
+        invocation.send_signal(signal.SIGTERM)
+        assert invocation.wait(timeout=120) == 128 + signal.SIGTERM
+        assert not os.path.exists(f"/proc/{piece}")  # stopped and reaped, not orphaned
+    finally:
+        if os.path.exists(f"/proc/{piece}"):  # a failed check leaves no trainer behind
+            os.kill(piece, signal.SIGKILL)
