@@ -217,8 +217,8 @@ class Replication:
                 log.write(f"\n===== {datetime.datetime.now().isoformat(timespec='seconds')} at {code_version}: "
                           f"{' '.join(command)}\n")
                 log.flush()
-                code = run_to_the_end(command, cwd=ROOT, env=self.environment(row, seed), stdout=subprocess.DEVNULL,
-                                      stderr=log)
+                code = subprocess.run(command, cwd=ROOT, env=self.environment(row, seed), stdout=subprocess.DEVNULL,
+                                      stderr=log).returncode
             state.pieces.append({"started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
                                  "seconds": round(time.time() - started), "device": self.device, "exit": code,
                                  "epochs_done": epochs_done(serialization)})
@@ -438,27 +438,12 @@ def choose(runs: List[dict]) -> dict:
     return max(runs, key=lambda run: sign * (run["dev"] if run["dev"] is not None else -math.inf * sign))
 
 
-def run_to_the_end(command: List[str], **options) -> int:
-    """Runs one piece's `allennlp train` and returns its exit code. Whatever stops this process first stops the
-    piece (SIGTERM, then SIGKILL after 60 s): an orphaned piece would go on writing into a run directory whose lock
-    this process no longer holds, beside the trainer of the next invocation (it happened: a piece left running when
-    its replicate.py was killed wrote its checkpoints and metrics over a restarted run's, 2026-11-26). The piece
-    keeps its last checkpoint (an epoch's end or the deadline's), from which the next invocation resumes."""
-    piece = subprocess.Popen(command, **options)
-    try:
-        return piece.wait()
-    except BaseException:
-        piece.terminate()
-        try:
-            piece.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            piece.kill()
-            piece.wait()
-        raise
-
-
 def _stop(signum, frame) -> None:
-    """SIGTERM and SIGHUP end this process through Python's exceptions, so `run_to_the_end` stops the piece."""
+    """SIGTERM and SIGHUP end this process through an exception, on which `subprocess.run` kills the running piece
+    (`allennlp train`) and waits for it. Under the default handlers this process died at once and the piece went
+    on, orphaned, writing into a run directory whose lock nobody held, beside the next invocation's trainer (it
+    happened: a piece left running when its replicate.py was killed wrote its checkpoints and metrics over a
+    restarted run's, 2026-11-26). The run resumes from the piece's last checkpoint (an epoch's end or a deadline's)."""
     raise SystemExit(128 + signum)
 
 
