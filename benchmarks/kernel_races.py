@@ -54,17 +54,26 @@ def _lengths(batch_size: int, longest: int, seed: int) -> torch.Tensor:
     return lengths
 
 
+def _tape_read_inputs(batch_size: int, steps: int, hidden: int):
+    """The tape read case's inputs on the CPU: keys, query, scorer (shifted so the scores sit near -90), tape, and
+    the mask of a padded batch."""
+    generator = _generator(1)
+    keys = torch.randn(batch_size, steps, hidden, generator=generator)
+    query = torch.randn(batch_size, hidden, generator=generator)
+    scorer = torch.randn(hidden, generator=generator) * 0.05 - 0.3
+    tape = torch.randn(batch_size, steps, 2 * hidden, generator=generator)
+    valid = torch.arange(steps)[None, :] < _lengths(batch_size, steps, 2)[:, None]
+    return keys, query, scorer, tape, valid
+
+
 def tape_read_case(batch_size: int = 40, steps: int = 84, hidden: int = 300) -> Callable[[], List[torch.Tensor]]:
-    """One launch of the LSTMN tape read (eq. 4-6) at the last step, on a padded batch, scores near -90."""
+    """One launch of the LSTMN tape read (eq. 4-6) at the last step, on a padded batch, scores near -90. Its
+    reference (`run.reference`) is eq. 4-6 in float64 with torch's softmax on the same inputs."""
     from memplugins.modules.fast.tape_read_kernel import tape_read_forward
 
-    generator = _generator(1)
-    keys = torch.randn(batch_size, steps, hidden, generator=generator).to(DEVICE)
-    query = torch.randn(batch_size, hidden, generator=generator).to(DEVICE)
-    scorer = (torch.randn(hidden, generator=generator) * 0.05 - 0.3).to(DEVICE)
-    tape = torch.randn(batch_size, steps, 2 * hidden, generator=generator).to(DEVICE)
-    lengths = _lengths(batch_size, steps, 2)
-    valid = (torch.arange(steps)[None, :] < lengths[:, None]).to(torch.uint8).to(DEVICE)
+    inputs = _tape_read_inputs(batch_size, steps, hidden)
+    keys, query, scorer, tape = (tensor.to(DEVICE) for tensor in inputs[:4])
+    valid = inputs[4].to(torch.uint8).to(DEVICE)
     t = steps - 1
 
     def run() -> List[torch.Tensor]:
@@ -72,6 +81,16 @@ def tape_read_case(batch_size: int = 40, steps: int = 84, hidden: int = 300) -> 
         activation, weights = tape_read_forward(keys, query, scorer, tape, valid, t, summary)
         return [summary, weights, activation]
 
+    def reference() -> List[torch.Tensor]:
+        keys, query, scorer, tape, valid = (tensor.double() if tensor.is_floating_point() else tensor
+                                            for tensor in inputs)
+        activation = torch.sigmoid(keys[:, :t] + query[:, None])
+        scores = (2 * activation.matmul(scorer)).masked_fill(~valid[:, :t], torch.finfo(torch.float64).min)
+        weights = torch.softmax(scores, dim=-1)
+        summary = torch.bmm(weights[:, None], tape[:, :t])[:, 0]
+        return [tensor.float().to(DEVICE) for tensor in (summary, weights, activation)]
+
+    run.reference = reference
     return run
 
 
@@ -156,10 +175,17 @@ def _largest_difference(got: List[torch.Tensor], expected: List[torch.Tensor]) -
 
 
 def measure(name: str, make: Callable, runs: int) -> Tuple[str, int, int, int, float, float, float]:
-    os.environ["MEMPLUGINS_TRITON"] = "0"
-    reference = [tensor.detach().clone() for tensor in make()()]
+    """The case's row of the table: runs, runs differing from the first, runs with inf/NaN, the largest difference
+    from the first, the first against the case's reference (its own, or the same case with MEMPLUGINS_TRITON=0),
+    and the runs' seconds."""
     os.environ["MEMPLUGINS_TRITON"] = "1"
     run = make()
+    if hasattr(run, "reference"):
+        reference = run.reference()
+    else:
+        os.environ["MEMPLUGINS_TRITON"] = "0"
+        reference = [tensor.detach().clone() for tensor in make()()]
+        os.environ["MEMPLUGINS_TRITON"] = "1"
     first = [tensor.detach().clone() for tensor in run()]
     differing = nonfinite = 0
     largest = 0.0
@@ -174,27 +200,7 @@ def measure(name: str, make: Callable, runs: int) -> Tuple[str, int, int, int, f
     if DEVICE == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
-    if name.startswith("tape read"):  # the torch path of one read is the fast path's own formula
-        reference = _tape_read_reference(first)
     return name, runs, differing, nonfinite, largest, _largest_difference(first, reference), seconds
-
-
-def _tape_read_reference(first: List[torch.Tensor]) -> List[torch.Tensor]:
-    """The tape read's eq. 4-6 in float64 with torch's softmax, on the case's inputs (rebuilt from its seeds)."""
-    generator = _generator(1)
-    batch_size, hidden = first[0].size(0), first[2].size(-1)
-    steps = first[1].size(1) + 1
-    keys = torch.randn(batch_size, steps, hidden, generator=generator).double()
-    query = torch.randn(batch_size, hidden, generator=generator).double()
-    scorer = (torch.randn(hidden, generator=generator) * 0.05 - 0.3).double()
-    tape = torch.randn(batch_size, steps, 2 * hidden, generator=generator).double()
-    valid = torch.arange(steps)[None, :] < _lengths(batch_size, steps, 2)[:, None]
-    t = steps - 1
-    activation = torch.sigmoid(keys[:, :t] + query[:, None])
-    scores = (2 * activation.matmul(scorer)).masked_fill(~valid[:, :t], torch.finfo(torch.float64).min)
-    weights = torch.softmax(scores, dim=-1)
-    summary = torch.bmm(weights[:, None], tape[:, :t])[:, 0]
-    return [summary.float().to(DEVICE), weights.float().to(DEVICE), activation.float().to(DEVICE)]
 
 
 def dump_ir(directory: str) -> None:
