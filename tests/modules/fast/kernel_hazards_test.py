@@ -106,7 +106,6 @@ def hazards(path: Path) -> List[Tuple[str, str, int]]:
 
 @pytest.mark.parametrize("path", KERNEL_FILES, ids=[path.stem for path in KERNEL_FILES])
 def test_no_kernel_stores_over_what_it_loaded_without_a_barrier(path):
-    assert KERNEL_FILES, "no Triton kernels found"
     unsafe = [(function, pointer, line) for function, pointer, line in hazards(path)
               if (path.stem, function, pointer) not in SAFE]
     assert not unsafe, f"{path.name}: stores over loaded memory without tl.debug_barrier() between: {unsafe}"
