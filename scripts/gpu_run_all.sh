@@ -23,7 +23,13 @@
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
 #                 checkpoint (the first lane's first row first, within 58 MiB) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
-#                 Back in $OUT: replication.jsonl (finished rows) and the parts
+#                 Back in $OUT: replication.jsonl (finished rows) and the parts.
+#                 WikiQA (REPLICATE="wikiqa wikiqa_mma_nse"): its data (.gpudata/wikiqa, .gpudata/glove: 23 MB) does
+#                 not fit one call's carry beside .gpusite, so a first call carrying .gpusite (any phase, e.g.
+#                 check) unpacks the stack into /tmp, and the next call, on the same machine while it is warm,
+#                 carries only [".gpudata/wikiqa", ".gpudata/glove"]. A checkpoint of its 20.8M trained parameters
+#                 with Adam's moments (about 260 MiB with the GloVe table) is far over carry_runs.py's 58 MiB: the
+#                 row comes back only as its replication.jsonl line, so it must finish within the call
 #     nan         the 3-layer LSTMN's NaN on CUDA (docs/results.md, "NaN on the GPU": a race in the tape read, fixed
 #                 in 6f36416; this phase found its lanes clean after the fix, and stays as that check): its PTB
 #                 language model from scratch, seed 1's seeds, in three lanes sharing the GPU for $NAN_SECONDS
@@ -39,7 +45,9 @@
 # Each phase writes its tables to $OUT/PHASE.md (OUT defaults to gpu-results/). The stack comes from
 # .gpusite/site.tar.xz (scripts/gpu_prepare.sh, run beforehand where a registry is reachable), unpacked once into
 # /tmp/memplugins-site and put before the machine's own packages; data from .gpudata/. On a lent machine:
-#   run(command="scripts/gpu_run_all.sh check encoders", carry=[".gpusite", ".gpudata"])
+#   run(command="scripts/gpu_run_all.sh check encoders", carry=[".gpusite", ".gpudata/snli", ".gpudata/sst",
+#       ".gpudata/ptb", ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"])
+# (not all of .gpudata: with the WikiQA row's files it is over the 64 MiB a call carries beside .gpusite)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -52,11 +60,16 @@ for phase in "${phases[@]}"; do
   case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate|nan|races) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
-SITE=/tmp/memplugins-site
+SITE="${MEMPLUGINS_SITE:-/tmp/memplugins-site}"  # where .gpusite is unpacked
 if [ -s .gpusite/site.tar.xz ] && [ ! -e "$SITE/.unpacked" ]; then
   mkdir -p "$SITE" && tar -C "$SITE" -xJf .gpusite/site.tar.xz && touch "$SITE/.unpacked" || exit 1
 fi
 [ -d "$SITE" ] && export PYTHONPATH="$SITE:$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('allennlp') is None)" 2>/dev/null; then
+  echo "gpu_run_all: $PYTHON has no allennlp and $SITE is not unpacked: carry .gpusite in this call or in an" \
+       "earlier call on the same warm machine (scripts/gpu_prepare.sh builds it)" >&2
+  exit 1
+fi
 export MPLBACKEND=Agg TOKENIZERS_PARALLELISM=false
 
 check() {

@@ -5,7 +5,9 @@ an unknown phase before it touches anything.
 """
 import importlib.util
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,35 @@ def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
     for split in ("train", "valid", "test"):
         assert f"ptb/ptb.{split}.txt" in prepare
+
+
+def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from replication_rows import FAMILIES
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
+    rows = {row.name: row for family in FAMILIES.values() for row in family}
+    # the replicate phase's default lanes and the WikiQA row its header describes
+    for name in ("ptb_lstmn_3layers", "ptb_lstm_3layers", "ptb_lstm_no_dropout", "ptb_lstmn_no_dropout",
+                 "wikiqa_mma_nse"):
+        row = rows[name]
+        paths = [value for value in [*row.variables.values(), row.test_file or ""] if value.startswith("DATA/")]
+        assert paths, name
+        for value in paths:
+            assert value[len("DATA/"):] in prepare, (name, value)
+
+
+def test_gpu_run_all_says_what_to_carry_when_it_has_no_stack(tmp_path):
+    # a python without allennlp in a tree without .gpusite (a copy of the script: this checkout may hold one), and
+    # nothing unpacked: a clear message, not an ImportError per phase
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "gpu_run_all.sh", tmp_path / "scripts")
+    bare_python = tmp_path / "python"  # this interpreter without its site-packages
+    bare_python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "$@"\n')
+    bare_python.chmod(0o755)
+    result = subprocess.run(["bash", str(tmp_path / "scripts" / "gpu_run_all.sh"), "check"], capture_output=True,
+                            text=True, env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(bare_python),
+                                            "PYTHONPATH": "", "MEMPLUGINS_SITE": str(tmp_path / "site")}, timeout=60)
+    assert result.returncode == 1 and "carry .gpusite" in result.stderr, result.stderr
