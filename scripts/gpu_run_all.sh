@@ -17,7 +17,7 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...]" (default: the 3-layer
-#                 LSTMN; the 3-layer LSTM, then the 1-layer pair without dropout); each lane is one process
+#                 LSTMN; the same with skip connections; the 1-layer pair without dropout); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
@@ -142,7 +142,7 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers;ptb_lm ptb_lstm_3layers ptb_lstm_no_dropout ptb_lstmn_no_dropout}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers;ptb_lm ptb_lstmn_3layers_skip;ptb_lm ptb_lstmn_no_dropout ptb_lstm_no_dropout}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
