@@ -66,12 +66,9 @@ def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate
         assert f"ptb/ptb.{split}.txt" in prepare
 
 
-def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from replication_rows import FAMILIES
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from replication_rows import FAMILIES
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
     rows = {row.name: row for family in FAMILIES.values() for row in family}
     # the replicate phase's default lanes and the WikiQA row its header describes

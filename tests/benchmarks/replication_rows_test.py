@@ -17,18 +17,25 @@ from tests.conftest import REPO_ROOT
 from tests.config_models import build_config_model
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-try:
-    from replication_rows import FAMILIES, Row
-finally:
-    sys.path.remove(str(REPO_ROOT / "benchmarks"))
+from replication_rows import FAMILIES, Row  # noqa: E402
 
 ROWS: List[Row] = [row for rows in FAMILIES.values() for row in rows]
 
 
+def _non_data_variables(row: Row) -> dict:
+    """The row's variables but its data paths, which stay at the configs' shipped fixtures."""
+    return {name: value for name, value in row.variables.items() if not value.startswith(("DATA/", "SLICE/"))}
+
+
+def _set_variables(row: Row, monkeypatch) -> None:
+    for name, value in _non_data_variables(row).items():
+        monkeypatch.setenv(name, value)
+
+
 def _settings(row: Row) -> str:
     """What of a row reaches its model: the config, the variables that are not data paths, the overrides."""
-    variables = {name: value for name, value in row.variables.items()
-                 if not value.startswith(("DATA/", "SLICE/")) and name not in ("NUM_EPOCHS", "CUDA_DEVICE")}
+    variables = {name: value for name, value in _non_data_variables(row).items()
+                 if name not in ("NUM_EPOCHS", "CUDA_DEVICE")}
     return json.dumps([row.config, variables, row.overrides], sort_keys=True, default=str)
 
 
@@ -45,9 +52,7 @@ def test_row_names_are_unique():
 
 @pytest.mark.parametrize("row", list(CASES.values()), ids=lambda row: row.name)
 def test_every_row_builds_its_reader_model_and_optimizer(row: Row, monkeypatch):
-    for name, value in row.variables.items():
-        if not value.startswith(("DATA/", "SLICE/")):  # data paths stay at the shipped fixtures
-            monkeypatch.setenv(name, value)
+    _set_variables(row, monkeypatch)
     overrides = json.dumps(row.overrides)
     # enough of each fixture for every label to be seen (a model checks its output size against the labels)
     built = build_config_model(row.config, num_instances=5000, overrides=overrides)
@@ -63,9 +68,7 @@ def test_every_row_builds_its_reader_model_and_optimizer(row: Row, monkeypatch):
 
 def test_a_misspelt_override_fails_to_build(monkeypatch):
     row = next(row for row in ROWS if row.name == "ptb_lstmn_3layers_skip")
-    for name, value in row.variables.items():
-        if not value.startswith("DATA/"):
-            monkeypatch.setenv(name, value)
+    _set_variables(row, monkeypatch)
     with pytest.raises(Exception, match="skip_conections"):
         build_config_model(row.config, num_instances=4,
                            overrides=json.dumps({"model.contextualizer.skip_conections": True}))
