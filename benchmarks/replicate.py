@@ -2,7 +2,8 @@
 Replicate the papers' results on the data we have, in resumable pieces, beside the allennlp-models peer of each
 family. Not part of CI: each protocol is hours of CPU.
 
-    .venv/bin/python benchmarks/replicate.py FAMILY [FAMILY ...] [--minutes N] [--rows NAME ...] [--seeds 1 2 3]
+    .venv/bin/python benchmarks/replicate.py FAMILY [FAMILY ...] [--minutes N] [--until HH:MM] [--rows NAME ...]
+        [--seeds 1 2 3]
     .venv/bin/python benchmarks/replicate.py --list
     .venv/bin/python benchmarks/replicate.py --table            # re-print every result, train nothing
 
@@ -11,7 +12,8 @@ header states it: the paper's data split (all SST phrases for training where the
 dev/test), its epochs, model selection on dev (AllenNLP's `validation_metric`; the archive holds the best epoch).
 SNLI and IWSLT14, whose train splits are missing here, train on most of their dev split and select on the rest (line
 ranges cut once into `--runs`/data, see `replication_rows.py`), and test on the official test split.
-With `--minutes N` the invocation trains until N minutes have passed: the `deadline` trainer callback
+With `--minutes N` the invocation trains until N minutes have passed (`--until HH:MM`: until that clock time, for
+a job that ends at a fixed hour; both: whichever comes first): the `deadline` trainer callback
 (`memplugins/training/deadline.py`) saves a checkpoint after the batch in progress and stops. The next invocation
 resumes that run with `allennlp train --recover` from the run's own resolved `config.json` (so a later edit of a
 config or a row cannot break it; memplugins' exact resume gives the same weights and validation metrics as an
@@ -96,7 +98,7 @@ class Replication:
         self.results = Path(args.results).resolve()
         self.device = args.device
         self.threads = args.threads
-        self.deadline = time.time() + 60 * args.minutes if args.minutes is not None else None
+        self.deadline = deadline_of(args.minutes, args.until)
         self.pieces_run = 0
         self._protocols: Dict[tuple, tuple] = {}
 
@@ -438,6 +440,35 @@ def choose(runs: List[dict]) -> dict:
     return max(runs, key=lambda run: sign * (run["dev"] if run["dev"] is not None else -math.inf * sign))
 
 
+def deadline_of(minutes: Optional[float], until: Optional[str], now: Optional[float] = None) -> Optional[float]:
+    """The Unix time at which training stops: `minutes` from now, or `until` (a local "HH:MM", its next occurrence,
+    as `shutdown` reads it; or an ISO date-time such as "2026-11-27T06:00"), the earlier where both are given. A
+    scheduler's job or a lent machine ends at a clock time, and a queue of pieces started one after another cannot
+    know in advance how many minutes each has left."""
+    now = time.time() if now is None else now
+    deadlines = [now + 60 * minutes] if minutes is not None else []
+    if until is not None:
+        start = datetime.datetime.fromtimestamp(now)
+        if re.fullmatch(r"\d{1,2}:\d{2}", until):
+            hour, minute = map(int, until.split(":"))
+            if hour > 23 or minute > 59:
+                raise ValueError(f"--until {until}: not a time of day (HH:MM)")
+            end = start.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            if end <= start:
+                end += datetime.timedelta(days=1)
+        else:
+            try:
+                end = datetime.datetime.fromisoformat(until)
+            except ValueError:
+                raise ValueError(f"--until {until}: neither HH:MM nor an ISO date-time") from None
+            if end.tzinfo is not None:
+                end = end.astimezone().replace(tzinfo=None)
+            if end <= start:
+                raise ValueError(f"--until {until}: that time has passed")
+        deadlines.append(end.timestamp())
+    return min(deadlines) if deadlines else None
+
+
 def _stop(signum, frame) -> None:
     """SIGTERM and SIGHUP end this process through an exception, on which `subprocess.run` kills the running piece
     (`allennlp train`) and waits for it. Under the default handlers this process died at once and the piece went
@@ -455,6 +486,8 @@ def main() -> None:
     parser.add_argument("--rows", nargs="*", help="only these rows of the families (see --list)")
     parser.add_argument("--seeds", nargs="*", type=int, default=[1], help="seeds for rows that do not fix theirs")
     parser.add_argument("--minutes", type=float, help="stop training after this many minutes (resume next time)")
+    parser.add_argument("--until", help="stop training at this local time, HH:MM (its next occurrence) or an ISO "
+                                        "date-time; with --minutes, whichever comes first")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--runs", default=str(DEFAULT_RUNS))
     parser.add_argument("--results", default=str(ROOT / "benchmarks" / "replication.jsonl"))
@@ -479,6 +512,10 @@ def main() -> None:
         rows = [row for family in args.families for row in FAMILIES[family] if not args.rows or row.name in args.rows]
         if args.rows and len(rows) < len(args.rows):
             parser.error(f"unknown rows among {args.rows} (see --list)")
+        try:
+            deadline_of(args.minutes, args.until)
+        except ValueError as error:
+            parser.error(str(error))
         Replication(args).run(rows, args.seeds)
     print(table(read_results(Path(args.results)), args.families or None))
 

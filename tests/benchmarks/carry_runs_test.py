@@ -124,7 +124,8 @@ def test_relocate_points_a_carried_runs_config_at_this_device_and_data(tmp_path)
     (out / "train.log").write_text("\n===== piece 1\n")
     state = replicate.RunState(row="row", seed=1, device="cuda:0", threads=3, data="/gpu/repo/.gpudata")
     args = argparse.Namespace(data=str(tmp_path / "data"), runs=str(tmp_path / "runs"),
-                              results=str(tmp_path / "results.jsonl"), device="cpu", threads=1, minutes=None)
+                              results=str(tmp_path / "results.jsonl"), device="cpu", threads=1, minutes=None,
+                              until=None)
     replication = replicate.Replication(args)
     replication.relocate(out, state)
     moved = json.loads((out / "train" / "config.json").read_text())

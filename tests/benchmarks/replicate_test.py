@@ -1,4 +1,5 @@
 """benchmarks/replicate.py: a run stopped by --minutes and resumed gives the results of a run straight through."""
+import datetime
 import json
 import os
 import subprocess
@@ -94,7 +95,7 @@ def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypat
         source.write("".join(f"line {index}\n" for index in range(10)))
     (data / "plain.en").write_text("a\nb\nc\n")
     args = type("Args", (), dict(data=str(data), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
-                                 device="cpu", threads=1, minutes=None))
+                                 device="cpu", threads=1, minutes=None, until=None))
     replication = replicate.Replication(args)
     row = Row("r", family="f", system="ours", label="r", config="c", test_file="DATA/plain.en", metric="m",
               dev_metric="m", data="d", variables={"TRAIN": "SLICE/train.jsonl", "TEST": "DATA/plain.en", "N": "3"},
@@ -187,7 +188,7 @@ def test_two_invocations_sharing_a_row_never_record_a_run_twice(tmp_path, monkey
     from replication_rows import Row
 
     args = type("Args", (), dict(data=str(tmp_path), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
-                                 device="cpu", threads=1, minutes=None))
+                                 device="cpu", threads=1, minutes=None, until=None))
     replication = replicate.Replication(args)
     row = Row(**{**SPEC["rows"][0], "family": "tiny_rte"})
     monkeypatch.setattr(replication, "vocabulary", lambda row, seed: "train+dev")
@@ -252,3 +253,30 @@ def test_a_stopped_invocation_stops_its_training_process(tmp_path):
     finally:
         if os.path.exists(f"/proc/{piece}"):  # a failed check leaves no trainer behind
             os.kill(piece, signal.SIGKILL)
+
+
+def test_until_is_the_next_occurrence_of_a_clock_time_and_the_earlier_deadline_wins(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    from replicate import deadline_of
+
+    now = datetime.datetime(2026, 11, 26, 9, 30, 15).timestamp()
+    assert deadline_of(None, None, now) is None
+    assert deadline_of(20, None, now) == now + 1200
+    assert deadline_of(None, "12:15", now) == datetime.datetime(2026, 11, 26, 12, 15).timestamp()
+    # a time already past today is tomorrow's, as for `shutdown 06:00` run in the evening
+    assert deadline_of(None, "9:30", now) == datetime.datetime(2026, 11, 27, 9, 30).timestamp()
+    assert deadline_of(None, "2026-11-27T06:00", now) == datetime.datetime(2026, 11, 27, 6).timestamp()
+    assert deadline_of(20, "12:15", now) == now + 1200
+    assert deadline_of(600, "12:15", now) == datetime.datetime(2026, 11, 26, 12, 15).timestamp()
+    for bad in ("24:00", "12:60", "noon", "2026-11-25T06:00"):
+        with pytest.raises(ValueError, match="--until"):
+            deadline_of(None, bad, now)
+
+
+def test_a_bad_until_is_refused_before_anything_trains(tmp_path):
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+               str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--until", "25:00"]
+    finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 2 and "--until 25:00: not a time of day" in finished.stderr
+    assert not (tmp_path / "runs").exists()
