@@ -448,24 +448,23 @@ def deadline_of(minutes: Optional[float], until: Optional[str], now: Optional[fl
     now = time.time() if now is None else now
     deadlines = [now + 60 * minutes] if minutes is not None else []
     if until is not None:
-        start = datetime.datetime.fromtimestamp(now)
         if re.fullmatch(r"\d{1,2}:\d{2}", until):
             hour, minute = map(int, until.split(":"))
             if hour > 23 or minute > 59:
                 raise ValueError(f"--until {until}: not a time of day (HH:MM)")
+            start = datetime.datetime.fromtimestamp(now)
             end = start.replace(hour=hour, minute=minute, second=0, microsecond=0)
             if end <= start:
                 end += datetime.timedelta(days=1)
+            deadlines.append(end.timestamp())
         else:
             try:
-                end = datetime.datetime.fromisoformat(until)
+                end_time = datetime.datetime.fromisoformat(until).timestamp()  # naive: local time, as HH:MM
             except ValueError:
                 raise ValueError(f"--until {until}: neither HH:MM nor an ISO date-time") from None
-            if end.tzinfo is not None:
-                end = end.astimezone().replace(tzinfo=None)
-            if end <= start:
+            if end_time <= now:
                 raise ValueError(f"--until {until}: that time has passed")
-        deadlines.append(end.timestamp())
+            deadlines.append(end_time)
     return min(deadlines) if deadlines else None
 
 
@@ -513,10 +512,10 @@ def main() -> None:
         if args.rows and len(rows) < len(args.rows):
             parser.error(f"unknown rows among {args.rows} (see --list)")
         try:
-            deadline_of(args.minutes, args.until)
+            replication = Replication(args)  # raises ValueError only for a bad --until, before anything trains
         except ValueError as error:
             parser.error(str(error))
-        Replication(args).run(rows, args.seeds)
+        replication.run(rows, args.seeds)
     print(table(read_results(Path(args.results)), args.families or None))
 
 
