@@ -21,14 +21,14 @@
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
-#                 checkpoint (the first lane's first row first, within 58 MiB) into $OUT/runs.tar.gz.NNN; here,
+#                 checkpoint (the first lane's first row first, within 60 MiB packed) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
 #                 Back in $OUT: replication.jsonl (finished rows) and the parts.
 #                 WikiQA (REPLICATE="wikiqa wikiqa_mma_nse"): its data (.gpudata/wikiqa, .gpudata/glove: 23 MB) does
 #                 not fit one call's carry beside .gpusite, so a first call carrying .gpusite (any phase, e.g.
 #                 check) unpacks the stack into /tmp, and the next call, on the same machine while it is warm,
 #                 carries only [".gpudata/wikiqa", ".gpudata/glove"]. A checkpoint of its 20.8M trained parameters
-#                 with Adam's moments (about 260 MiB with the GloVe table) is far over carry_runs.py's 58 MiB: the
+#                 with Adam's moments (about 260 MiB with the GloVe table) is far over carry_runs.py's 60 MiB: the
 #                 row comes back only as its replication.jsonl line, so it must finish within the call
 #     nan         the 3-layer LSTMN's NaN on CUDA (docs/results.md, "NaN on the GPU": a race in the tape read, fixed
 #                 in 6f36416; this phase found its lanes clean after the fix, and stays as that check): its PTB
