@@ -16,8 +16,9 @@
 #     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
-#                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...]" (default: the 3-layer
-#                 LSTMN; the same with skip connections; the 1-layer pair without dropout); each lane is one process
+#                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
+#                 seed 2 of the 3-layer LSTMN with skip connections, of the 3-layer LSTM and of the 3-layer LSTMN, whose
+#                 seed 1 the leases of 2026-11-26 trained: 101.2, 115.2, 116.7); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
@@ -142,14 +143,18 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers;ptb_lm ptb_lstmn_3layers_skip;ptb_lm ptb_lstmn_no_dropout ptb_lstm_no_dropout}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers_skip --seeds 2;ptb_lm ptb_lstm_3layers --seeds 2;ptb_lm ptb_lstmn_3layers --seeds 2}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
     [ -z "$first" ] && first=$2
     (
       family=$1; shift
-      for row in "$@"; do
+      rows=() options=()  # the words before the first option are rows; the rest goes to every replicate.py call
+      for word in "$@"; do
+        if [ ${#options[@]} -gt 0 ] || [[ "$word" == --* ]]; then options+=("$word"); else rows+=("$word"); fi
+      done
+      for row in "${rows[@]}"; do
         # as CUDA graphs first; a row whose run fails is resumed once with the eager loop
         for graphs in 1 0; do
           left=$(( end - $(date +%s) ))
@@ -157,7 +162,7 @@ replicate() {
           echo "[lane $index] $row: $left s left, MEMPLUGINS_CUDA_GRAPHS=$graphs"
           MEMPLUGINS_CUDA_GRAPHS=$graphs "$PYTHON" benchmarks/replicate.py "$family" --rows "$row" \
               --device "${REPLICATE_DEVICE:-cuda:0}" --threads 3 --minutes "$("$PYTHON" -c "print($left / 60)")" \
-              --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl" 2>&1 \
+              --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl" ${options[@]+"${options[@]}"} 2>&1 \
               | grep -v "^|\|^###\|^$" | sed "s/^/[lane $index] /"
           [ "${PIPESTATUS[0]}" -eq 0 ] && break
         done

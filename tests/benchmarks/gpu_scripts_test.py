@@ -71,9 +71,14 @@ def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch
     from replication_rows import FAMILIES
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
     rows = {row.name: row for family in FAMILIES.values() for row in family}
-    # the replicate phase's default lanes and the WikiQA row its header describes
-    for name in ("ptb_lstmn_3layers", "ptb_lstmn_3layers_skip", "ptb_lstm_no_dropout", "ptb_lstmn_no_dropout",
-                 "wikiqa_mma_nse"):
+    # the replicate phase's default lanes (read from the script), the rows of earlier leases, and the WikiQA row
+    # its header describes
+    script = (ROOT / "scripts" / "gpu_run_all.sh").read_text()
+    default_lanes = script.split('"${REPLICATE:-')[1].split('}"')[0].split(";")
+    default_rows = [word for lane in default_lanes for word in lane.split()[1:] if not word.startswith("--")
+                    and not word.isdigit()]
+    assert "ptb_lstmn_3layers_skip" in default_rows
+    for name in (*default_rows, "ptb_lstmn_3layers", "ptb_lstm_no_dropout", "ptb_lstmn_no_dropout", "wikiqa_mma_nse"):
         row = rows[name]
         paths = [value for value in [*row.variables.values(), row.test_file or ""] if value.startswith("DATA/")]
         assert paths, name
@@ -93,3 +98,23 @@ def test_gpu_run_all_says_what_to_carry_when_it_has_no_stack(tmp_path):
                             text=True, env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(bare_python),
                                             "PYTHONPATH": "", "MEMPLUGINS_SITE": str(tmp_path / "site")}, timeout=60)
     assert result.returncode == 1 and "carry .gpusite" in result.stderr, result.stderr
+
+
+def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
+    # a stand-in python that runs `-c` snippets (the deadline arithmetic, the stack check) and logs every script call
+    log = tmp_path / "calls.log"
+    stub = tmp_path / "python"
+    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec "{sys.executable}" "$@"; fi\n'
+                    f'echo "$@" >> "{log}"\n')
+    stub.chmod(0o755)
+    result = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_run_all.sh"), "replicate"], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(stub), "MEMPLUGINS_SITE": str(tmp_path / "site"),
+             "REPLICATE": "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c", "REPLICATE_MINUTES": "5"})
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    replicate = sorted(call for call in calls if call.startswith("benchmarks/replicate.py"))
+    assert [call.split()[1:4] for call in replicate] == [["ptb_lm", "--rows", "row_a"], ["ptb_lm", "--rows", "row_b"],
+                                                         ["sst_nse", "--rows", "row_c"]]
+    assert all(call.endswith("--seeds 2 3") for call in replicate[:2]) and "--seeds" not in replicate[2]
+    assert [call for call in calls if call.startswith("benchmarks/carry_runs.py pack")][0].endswith("--first row_a")
