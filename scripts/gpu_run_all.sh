@@ -17,8 +17,9 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 seed 2 of the 3-layer LSTMN with skip connections, of the 3-layer LSTM and of the 3-layer LSTMN, whose
-#                 seed 1 the leases of 2026-11-26 trained: 101.2, 115.2, 116.7); each lane is one process
+#                 seed 2 of the 3-layer LSTMN with skip connections and of the 3-layer LSTM, whose seed 1 the leases of
+#                 2026-11-26 trained, 101.2 and 115.2; the 3-layer LSTM with the same skip connections, `skip_lstm`,
+#                 the LSTMN's fair peer there); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
@@ -143,7 +144,7 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers_skip --seeds 2;ptb_lm ptb_lstm_3layers --seeds 2;ptb_lm ptb_lstmn_3layers --seeds 2}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers_skip --seeds 2;ptb_lm ptb_lstm_3layers_skip;ptb_lm ptb_lstm_3layers --seeds 2}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
