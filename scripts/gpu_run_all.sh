@@ -25,9 +25,9 @@
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
 #                 checkpoint (the first lane's first row first, within 60 MiB packed) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
-#                 Back in $OUT: replication.jsonl (finished rows) and the parts. The runs stay in /tmp/memplugins-runs on the
-#                 machine: a later call while it is warm, with the same lanes, resumes them there (the skip row of
-#                 2026-11-26 finished so, in a second call of 4 minutes).
+#                 Back in $OUT: replication.jsonl (finished rows) and the parts. The runs stay in
+#                 /tmp/memplugins-runs on the machine: a later call while it is warm, with the same lanes, resumes
+#                 them there (the skip row of 2026-11-26 finished so, in a second call of 4 minutes).
 #                 WikiQA (REPLICATE="wikiqa wikiqa_mma_nse"): its data (.gpudata/wikiqa, .gpudata/glove: 23 MB) does
 #                 not fit one call's carry beside .gpusite, so a first call carrying .gpusite (any phase, e.g.
 #                 check) unpacks the stack into /tmp, and the next call, on the same machine while it is warm,
