@@ -1,6 +1,7 @@
 """
-Does a trained LSTMN use its memory tape? For a `language_model` whose contextualizer is a one-layer `lstmn`, or a
-`basic_classifier` whose `seq2seq_encoder` is one (e.g. training_config/sst_lstmn.jsonnet), given as an archive or
+Does a trained LSTMN use its memory tape? For a `language_model` whose contextualizer is a left-to-right `lstmn` of
+any depth (with or without skip connections), or a `basic_classifier` whose `seq2seq_encoder` is one (e.g.
+training_config/sst_lstmn.jsonnet), given as an archive or
 a serialization directory with `config.json` and `best.th`, on a data file its reader reads (PTB text; SST trees,
 read by the validation reader: the sentences):
 
@@ -9,7 +10,10 @@ read by the validation reader: the sentences):
 * where its intra-attention s^t (eq. 5) goes: the mean weight on the most recent slot t-1, on the 2-5 slots before
   it and on the rest, the mean distance back, and the entropy as a fraction of the uniform distribution's;
 * the figure when s^t is replaced, with every weight kept, by a one-hot on slot t-1 (then eq. 6 gives
-  h~_t = h_{t-1}, c~_t = c_{t-1}, and the layer is an ordinary LSTM) or by uniform weights over slots < t.
+  h~_t = h_{t-1}, c~_t = c_{t-1}, and the layer is an ordinary LSTM) or by uniform weights over slots < t, in
+  every layer; and, for a stack, by the one-hot in one layer at a time.
+
+The attention statistics are per layer (layer 1 is the lowest).
 
 If replacing the attention by "most recent slot" costs little, the tape adds little to an LSTM on this data.
 
@@ -19,6 +23,7 @@ The ablations run eq. 4-9 step by step over the batch (a third, plain implementa
 attention it is checked against the layer's output before any figure is printed.
 """
 import argparse
+import functools
 import math
 import os
 from typing import Dict, List, Optional
@@ -35,6 +40,17 @@ from memplugins.untrusted_archives import load_archive  # the archive is untrust
 from memplugins.modules.lstmn import LstmnLayer
 
 MODES = ("model", "most recent slot", "uniform")
+
+
+def ablations(num_layers: int) -> List[tuple]:
+    """(label, mode, the layers it replaces) for each figure: as trained, each replacement in every layer, and for a
+    stack the one-hot in one layer at a time."""
+    every = tuple(range(num_layers))
+    rows = [("nothing (as trained)", "model", ())]
+    rows += [(mode + (" (every layer)" if num_layers > 1 else ""), mode, every) for mode in MODES[1:]]
+    if num_layers > 1:
+        rows += [(f"most recent slot, layer {k + 1} only", "most recent slot", (k,)) for k in every]
+    return rows
 
 
 def load(path: str):
@@ -108,61 +124,70 @@ def main(argv: Optional[List[str]] = None) -> None:
     model, reader = load(args.model)
     classifier = hasattr(model, "_seq2seq_encoder")  # basic_classifier; else language_model
     encoder = model._seq2seq_encoder if classifier else getattr(model, "_contextualizer", None)
-    if getattr(encoder, "backward_encoder", None) is not None or len(getattr(encoder, "layers", [])) != 1:
-        raise SystemExit("this analysis is for a one-layer, left-to-right lstmn (a language_model's contextualizer "
-                         "or a basic_classifier's seq2seq_encoder)")
-    layer = encoder.layers[0]
+    if getattr(encoder, "backward_encoder", None) is not None or not getattr(encoder, "layers", None):
+        raise SystemExit("this analysis is for a left-to-right lstmn (a language_model's contextualizer or a "
+                         "basic_classifier's seq2seq_encoder)")
+    layers = list(encoder.layers)
+    rows = ablations(len(layers))
     instances = list(reader.read(args.data_file))
     starts = list(range(0, len(instances), args.batch_size))[: args.batches]
-    summed = {mode: 0.0 for mode in MODES}  # a language model's summed NLL, a classifier's correct answers
+    summed = {label: 0.0 for label, _, _ in rows}  # a language model's summed NLL, a classifier's correct answers
     units = 0.0  # a language model's tokens, a classifier's instances
-    totals = dict.fromkeys(["steps", "most recent", "2-5 back", "6+ back", "distance", "entropy fraction"], 0.0)
-    original_forward = layer.forward
+    totals = [dict.fromkeys(["steps", "most recent", "2-5 back", "6+ back", "distance", "entropy fraction"], 0.0)
+              for _ in layers]
+    original_forwards = [layer.forward for layer in layers]
     with torch.no_grad():
         for start in starts:
             batch = Batch(instances[start : start + args.batch_size])
             batch.index_instances(model.vocab)
             tensors = batch.as_tensor_dict()
-            for mode in MODES:
-                captured = {}
+            for label, mode, replaced in rows:
+                captured: Dict[int, dict] = {}
 
-                def forward(inputs, mask, memory_addend=None, mode=mode):
-                    hidden, memory, attention = original_forward(inputs, mask, memory_addend)
-                    captured.update(attention=attention, mask=mask)
+                def forward(inputs, mask, memory_addend=None, index=0, mode=mode, replaced=replaced):
+                    layer = layers[index]
+                    hidden, memory, attention = original_forwards[index](inputs, mask, memory_addend)
+                    captured[index] = dict(attention=attention, mask=mask)
                     if mode == "model":
                         plain = layer_steps(layer, inputs, mode) * mask.unsqueeze(-1)
                         gap = float((plain - hidden).abs().max())
                         if gap > 1e-4:
-                            raise SystemExit(f"the step-by-step equations differ from the layer by {gap:.2g}")
+                            raise SystemExit(f"the step-by-step equations differ from layer {index + 1} by {gap:.2g}")
+                        return hidden, memory, attention
+                    if index not in replaced:
                         return hidden, memory, attention
                     return layer_steps(layer, inputs, mode) * mask.unsqueeze(-1), memory, attention
 
-                layer.forward = forward
+                for index, layer in enumerate(layers):
+                    layer.forward = functools.partial(forward, index=index)
                 try:
                     output = model(**tensors)
                 finally:
-                    layer.forward = original_forward
+                    for layer, original in zip(layers, original_forwards):
+                        layer.forward = original
                 if classifier:
-                    summed[mode] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
+                    summed[label] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
                     count = float(tensors["label"].numel())
                 else:
-                    summed[mode] += float(output["forward_loss"]) * float(output["batch_weight"])
+                    summed[label] += float(output["forward_loss"]) * float(output["batch_weight"])
                     count = float(output["batch_weight"])
                 if mode == "model":
                     units += count
-                    attention_statistics(captured["attention"], captured["mask"], totals)
+                    for index, layer_totals in enumerate(totals):
+                        attention_statistics(captured[index]["attention"], captured[index]["mask"], layer_totals)
     unit, figure = ("instances", "accuracy") if classifier else ("tokens", "token-weighted PPL")
-    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {units:.0f} {unit}")
+    print(f"{args.model} on {args.data_file}: {len(starts)} batches, {units:.0f} {unit}, {len(layers)} layer(s)")
     print(f"| attention replaced by | {figure} |\n|---|---:|")
-    for mode in MODES:
-        label = "nothing (as trained)" if mode == "model" else mode
-        value = summed[mode] / units if classifier else math.exp(summed[mode] / units)
+    for label, _, _ in rows:
+        value = summed[label] / units if classifier else math.exp(summed[label] / units)
         print(f"| {label} | {value:.{3 if classifier else 1}f} |")
-    steps = totals.pop("steps")
-    print(f"\nintra-attention at {steps:.0f} steps with two or more slots to read (means over steps):")
-    print("| most recent slot | 2-5 slots back | 6+ back | mean distance back | entropy / uniform's |")
-    print("|---:|---:|---:|---:|---:|")
-    print("| " + " | ".join(f"{value / steps:.3f}" for value in totals.values()) + " |")
+    print("\nintra-attention at steps with two or more slots to read (means over steps):")
+    print("| layer | steps | most recent slot | 2-5 slots back | 6+ back | mean distance back | entropy / uniform's |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for index, layer_totals in enumerate(totals):
+        steps = layer_totals.pop("steps")
+        print(f"| {index + 1} | {steps:.0f} | " + " | ".join(f"{value / steps:.3f}" for value in layer_totals.values())
+              + " |")
 
 
 if __name__ == "__main__":

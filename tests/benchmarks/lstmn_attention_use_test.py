@@ -1,0 +1,68 @@
+"""benchmarks/lstmn_attention_use.py on a stacked LSTMN language model (two layers, skip connections): the figure as
+trained is the model's own, every ablation row and every layer's attention statistics are there, and replacing the
+attention changes the figure."""
+import json
+import math
+import re
+import sys
+
+import _jsonnet
+import torch
+from allennlp.common import Params
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+
+import allennlp_models.lm  # noqa: F401
+from memplugins.compat import CONFIG_DEFAULTS
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import lstmn_attention_use  # noqa: E402
+
+DATA = REPO_ROOT / "fixtures" / "ptb_format" / "valid.txt"
+
+
+def saved_stack(tmp_path):
+    config = json.loads(_jsonnet.evaluate_file(str(REPO_ROOT / "training_config" / "ptb_lstmn_lm.jsonnet"),
+                                               ext_vars={**CONFIG_DEFAULTS, "LSTMN_LAYERS": "2"}))
+    config["model"]["contextualizer"].update(skip_connections=True, hidden_size=12)
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["embedding_dim"] = 8
+    config["model"]["contextualizer"]["input_size"] = 8
+    reader = DatasetReader.from_params(Params(json.loads(json.dumps(config["dataset_reader"]))))
+    instances = list(reader.read(str(DATA)))
+    vocab = Vocabulary.from_instances(instances)
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config["model"])))).eval()
+    with torch.no_grad():  # weights large enough that the attention is far from uniform
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.6)
+    Params(config).to_file(str(tmp_path / "config.json"))
+    torch.save(model.state_dict(), tmp_path / "best.th")
+    vocab.save_to_files(str(tmp_path / "vocabulary"))
+    return model, instances
+
+
+def test_a_stack_gets_its_own_figure_every_ablation_and_per_layer_statistics(tmp_path, capsys):
+    model, instances = saved_stack(tmp_path)
+    lstmn_attention_use.main([str(tmp_path), str(DATA), "--batches", "2", "--batch-size", "8"])
+    printed = capsys.readouterr().out
+    figures = dict(re.findall(r"^\| ([a-z].*?) \| ([0-9.]+) \|$", printed, re.M))
+    assert list(figures) == ["nothing (as trained)", "most recent slot (every layer)", "uniform (every layer)",
+                             "most recent slot, layer 1 only", "most recent slot, layer 2 only"]
+
+    summed, tokens = 0.0, 0.0  # the model's own token-weighted perplexity on the same batches
+    with torch.no_grad():
+        for start in (0, 8):
+            batch = Batch(instances[start:start + 8])
+            batch.index_instances(model.vocab)
+            output = model(**batch.as_tensor_dict())
+            summed += float(output["forward_loss"]) * float(output["batch_weight"])
+            tokens += float(output["batch_weight"])
+    assert abs(float(figures["nothing (as trained)"]) - math.exp(summed / tokens)) < 0.051
+    assert len({figures[label] for label in figures}) > 1  # replacing the attention changes the figure
+
+    layers = re.findall(r"^\| ([12]) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|$",
+                        printed, re.M)
+    assert [layer[0] for layer in layers] == ["1", "2"]
+    for _, steps, recent, near, far, _, _ in layers:
+        assert int(steps) > 0 and abs(float(recent) + float(near) + float(far) - 1) < 0.003
