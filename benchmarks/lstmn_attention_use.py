@@ -114,13 +114,18 @@ def attention_statistics(attention: torch.Tensor, mask: torch.BoolTensor, totals
     totals["entropy fraction"] += float((entropy / torch.log(t)).sum())
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(description: str, argv: Optional[List[str]]) -> argparse.Namespace:
+    """The command line of this analysis and of `nse_memory_use.py`: MODEL DATA_FILE [--batch-size] [--batches]."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="a serialization directory (config.json, best.th) or a model archive")
     parser.add_argument("data_file")
     parser.add_argument("--batch-size", type=int, default=40)
     parser.add_argument("--batches", type=int, default=None, help="only the first N batches")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = arguments(__doc__, argv)
     model, reader = load(args.model)
     classifier = hasattr(model, "_seq2seq_encoder")  # basic_classifier; else language_model
     encoder = model._seq2seq_encoder if classifier else getattr(model, "_contextualizer", None)

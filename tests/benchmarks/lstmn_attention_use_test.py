@@ -8,12 +8,11 @@ import sys
 
 import _jsonnet
 import torch
-from allennlp.common import Params
-from allennlp.data import Batch, DatasetReader, Vocabulary
-from allennlp.models import Model
+from allennlp.data import Batch
 
 import allennlp_models.lm  # noqa: F401
 from memplugins.compat import CONFIG_DEFAULTS
+from tests.benchmarks.saved_models import save_with_random_weights
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -28,18 +27,7 @@ def saved_stack(tmp_path):
     config["model"]["contextualizer"].update(skip_connections=True, hidden_size=12)
     config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["embedding_dim"] = 8
     config["model"]["contextualizer"]["input_size"] = 8
-    reader = DatasetReader.from_params(Params(json.loads(json.dumps(config["dataset_reader"]))))
-    instances = list(reader.read(str(DATA)))
-    vocab = Vocabulary.from_instances(instances)
-    torch.manual_seed(0)
-    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config["model"])))).eval()
-    with torch.no_grad():  # weights large enough that the attention is far from uniform
-        for parameter in model.parameters():
-            parameter.normal_(0, 0.6)
-    Params(config).to_file(str(tmp_path / "config.json"))
-    torch.save(model.state_dict(), tmp_path / "best.th")
-    vocab.save_to_files(str(tmp_path / "vocabulary"))
-    return model, instances
+    return save_with_random_weights(tmp_path, config, str(DATA))
 
 
 def test_a_stack_gets_its_own_figure_every_ablation_and_per_layer_statistics(tmp_path, capsys):

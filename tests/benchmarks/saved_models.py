@@ -1,0 +1,26 @@
+"""A small model saved as a serialization directory (config.json, best.th, vocabulary/), with random weights large
+enough that attention and memory keys are far from uniform: the input of the analyses in benchmarks/ that load
+a trained model (lstmn_attention_use.py, nse_memory_use.py)."""
+import json
+
+import torch
+from allennlp.common import Params
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.models import Model
+
+
+def save_with_random_weights(tmp_path, config: dict, data_file: str, reader_key: str = "dataset_reader"):
+    """Builds `config`'s model on the vocabulary of `data_file` (read by `config[reader_key]`), draws its weights
+    from N(0, 0.6^2) and saves it into `tmp_path`; returns the model and the instances."""
+    reader = DatasetReader.from_params(Params(json.loads(json.dumps(config[reader_key]))))
+    instances = list(reader.read(data_file))
+    vocab = Vocabulary.from_instances(instances)
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config["model"])))).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.6)
+    Params(config).to_file(str(tmp_path / "config.json"))
+    torch.save(model.state_dict(), tmp_path / "best.th")
+    vocab.save_to_files(str(tmp_path / "vocabulary"))
+    return model, instances
