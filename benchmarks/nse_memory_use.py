@@ -28,6 +28,7 @@ from typing import Dict, List, Optional
 
 import torch
 from allennlp.data import Batch
+from allennlp.nn.util import get_text_field_mask
 
 from memplugins.encoders.nse import NseEncoder
 from memplugins.modules.masked_lstm import run_masked_lstm
@@ -133,11 +134,11 @@ def main(argv: Optional[List[str]] = None) -> None:
             batch = Batch(instances[start : start + args.batch_size])
             batch.index_instances(model.vocab)
             tensors = batch.as_tensor_dict()
-            groups: Dict[str, torch.BoolTensor] = {}
+            # basic_classifier's own mask of the tokens, so the groups are the sentences the encoder sees
+            groups = length_groups(get_text_field_mask(tensors["tokens"]))
             for mode in MODES:
 
                 def forward(inputs, mask, mode=mode):
-                    groups.update(length_groups(mask))
                     if mode != "model":
                         return nse_steps(encoder, inputs, mask, mode)
                     hidden = original_forward(inputs, mask)
