@@ -17,9 +17,10 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 seed 2 of the 3-layer LSTMN with skip connections and of the 3-layer LSTM, whose seed 1 the leases of
-#                 2026-11-26 trained, 101.2 and 115.2; the 3-layer LSTM with the same skip connections, `skip_lstm`,
-#                 the LSTMN's fair peer there); each lane is one process
+#                 seeds 2 and 3 of the 3-layer LSTM with skip connections, `skip_lstm`, the fair peer of the LSTMN with
+#                 skip connections, and seed 3 of that LSTMN: the leases of 2026-11-26 trained seeds 1-2 of the LSTMN,
+#                 101.2 / 101.7, and seed 1 of the peer, 103.7; two calls of a 15-minute lease, about 7.6 and 5.3
+#                 minutes, finish three such lanes); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
@@ -146,7 +147,7 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstmn_3layers_skip --seeds 2;ptb_lm ptb_lstm_3layers_skip;ptb_lm ptb_lstm_3layers --seeds 2}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstm_3layers_skip --seeds 2;ptb_lm ptb_lstmn_3layers_skip --seeds 3;ptb_lm ptb_lstm_3layers_skip --seeds 3}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
