@@ -123,7 +123,8 @@ def _protocol_line(seeds: list) -> str:
     if len(seeds) > 1:
         each = " / ".join(f"{row['value']:.1f}" if row["value"] >= 10 else f"{row['value']:.4f}" for row in seeds)
         shown += f" (best-dev of {len(seeds)} seeds: {each})"
-    return (f"{protocol_label(best)}: test {best['metric']} {shown} (paper {best['paper']}; {best['data']}; "
+    paper = "" if best["paper"] is None else f"paper {best['paper']}; "  # e.g. a paper's baseline it gives no number for
+    return (f"{protocol_label(best)}: test {best['metric']} {shown} ({paper}{best['data']}; "
             f"{best['device']}, {best['date']})")
 
 

@@ -22,6 +22,7 @@ def test_every_config_has_a_card_that_loads(config):
     assert data["registered_model_name"] == Params.from_file(str(REPO_ROOT / config))["model"]["type"]
     assert card.model_details.paper.title and card.model_details.paper.url.startswith("https://")
     assert data["intended_use"]["primary_uses"] and data["quantitative_analyses"]["unitary_results"]
+    assert "paper None" not in data["quantitative_analyses"]["unitary_results"]  # a row without a paper figure
     assert data["model_details"]["description"].startswith(
         (REPO_ROOT / config).read_text().splitlines()[0][2:].strip()[:40])
 
