@@ -423,8 +423,8 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
                 by_row.setdefault(protocol(result), []).append(result)
         for runs in by_row.values():
             best = choose(runs)
-            seeds = " / ".join(f"{run['value']:.4f}" if run["value"] < 10 else f"{run['value']:.1f}" for run in runs)
-            value = f"{best['value']:.4f}" if best["value"] < 10 else f"{best['value']:.1f}"
+            seeds = " / ".join(figure(run["value"]) for run in runs)
+            value = figure(best["value"])
             dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
             hours = sum(run["train_seconds"] for run in runs) / 3600
             lines.append(f"| {protocol_label(best)} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
@@ -432,6 +432,12 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
                          f"{best['commits'][-1]} |")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def figure(value: float) -> str:
+    """A test figure as the tables and model cards print it: a perplexity to 0.1, an accuracy or MAP (a fraction) to
+    four places."""
+    return f"{value:.4f}" if value < 10 else f"{value:.1f}"
 
 
 def choose(runs: List[dict]) -> dict:

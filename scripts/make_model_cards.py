@@ -15,7 +15,7 @@ from memplugins.cli import config_header  # (importing memplugins gives the conf
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from replicate import protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
+from replicate import choose, figure, protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
 
 PAPERS = {
     "lstmn": ("Long Short-Term Memory-Networks for Machine Reading", "Cheng, Dong and Lapata", "EMNLP 2016",
@@ -117,12 +117,10 @@ def protocol_result(name: str):
 
 
 def _protocol_line(seeds: list) -> str:
-    lower_is_better = "perplexity" in seeds[0]["dev_metric"]
-    best = (min if lower_is_better else max)(seeds, key=lambda row: row["dev"])
-    shown = f"{best['value']:.1f}" if best["value"] >= 10 else f"{best['value']:.4f}"
+    best = choose(seeds)  # the best-dev seed, as replicate.py's tables pick it
+    shown = figure(best["value"])
     if len(seeds) > 1:
-        each = " / ".join(f"{row['value']:.1f}" if row["value"] >= 10 else f"{row['value']:.4f}" for row in seeds)
-        shown += f" (best-dev of {len(seeds)} seeds: {each})"
+        shown += f" (best-dev of {len(seeds)} seeds: {' / '.join(figure(row['value']) for row in seeds)})"
     paper = "" if best["paper"] is None else f"paper {best['paper']}; "  # e.g. a paper's baseline it gives no number for
     return (f"{protocol_label(best)}: test {best['metric']} {shown} ({paper}{best['data']}; "
             f"{best['device']}, {best['date']})")
