@@ -19,7 +19,8 @@ resumes that run with `allennlp train --recover` from the run's own resolved `co
 config or a row cannot break it; memplugins' exact resume gives the same weights and validation metrics as an
 uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
 on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
-the paper's figure, the commits the pieces ran on). A row with a result is never trained again; an invocation with
+the paper's figure, any further test metrics the row names with theirs (`also`, WikiQA's MRR), the commits the pieces
+ran on). A row with a result is never trained again; an invocation with
 nothing left to train only prints the tables. A run begun before its config zeroed the @@UNKNOWN@@ row
 (training_config/zero_unknown_row.libsonnet) is not trained again either: that row is never trained, so its archive,
 with the row zeroed, is the one training with the initializer gives; it is evaluated so and recorded with
@@ -295,6 +296,7 @@ class Replication:
             archive, unknown_row = zeroed, "zero"
         test_file = Path(self.resolve(row.test_file))
         env = self.environment(row, seed)
+        also: Dict[str, float] = {}
         if row.metric == "token_perplexity":
             printed = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ptb_token_perplexity.py"),
                                       str(archive), str(test_file)], cwd=ROOT, env=env, capture_output=True,
@@ -305,13 +307,16 @@ class Replication:
             subprocess.run([*ALLENNLP, "evaluate", str(archive), str(test_file), "--output-file", str(output),
                             "--include-package", "memplugins", "--cuda-device", env["CUDA_DEVICE"]],
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            value = json.loads(output.read_text())[row.metric]
+            evaluated = json.loads(output.read_text())
+            value = evaluated[row.metric]
+            also = {name: evaluated[name] for name in row.also}
         metrics = json.loads((out / "train" / "metrics.json").read_text())
         return {
             "family": row.family, "row": row.name, "system": row.system, "label": row.label, "config": row.config,
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
-            "metric": row.metric, "value": value, "paper": row.paper, "device": devices(state),
+            "metric": row.metric, "value": value, "paper": row.paper,
+            **({"also": also, "also_paper": row.also} if also else {}), "device": devices(state),
             "vocabulary": vocabulary_of(trained), "unknown_row": unknown_row,
             **({"unknown_row_zeroed_after_training": True} if zeroed_after_training else {}),
             "threads": state.threads, **training_time(out, state), "commits": state.commits,
@@ -424,10 +429,11 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
         for runs in by_row.values():
             best = choose(runs)
             seeds = " / ".join(figure(run["value"]) for run in runs)
-            value = figure(best["value"])
+            value = figure(best["value"]) + alongside(best.get("also", {}))
+            paper = f"{best['paper'] or ''}{alongside(best.get('also_paper', {}))}"
             dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
             hours = sum(run["train_seconds"] for run in runs) / 3600
-            lines.append(f"| {protocol_label(best)} | {best['system']} | {value} | {dev} | {best['paper'] or ''} | "
+            lines.append(f"| {protocol_label(best)} | {best['system']} | {value} | {dev} | {paper} | "
                          f"{seeds} | {best['epochs']} | {hours:.1f} h | {best['device']} ({best['threads']} thr.) | "
                          f"{best['commits'][-1]} |")
         blocks.append("\n".join(lines))
@@ -438,6 +444,13 @@ def figure(value: float) -> str:
     """A test figure as the tables and model cards print it: a perplexity to 0.1, an accuracy or MAP (a fraction) to
     four places."""
     return f"{value:.4f}" if value < 10 else f"{value:.1f}"
+
+
+def alongside(figures: Dict[str, Optional[float]]) -> str:
+    """A result's further test metrics (a row's `also`), or their paper figures, as the tables print them after the
+    main figure: " (MRR 0.7012)"; nothing for a metric without a figure."""
+    shown = [f"{name} {figure(value)}" for name, value in figures.items() if value is not None]
+    return f" ({', '.join(shown)})" if shown else ""
 
 
 def choose(runs: List[dict]) -> dict:

@@ -15,7 +15,7 @@ from memplugins.cli import config_header  # (importing memplugins gives the conf
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from replicate import choose, figure, protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
+from replicate import alongside, choose, figure, protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
 
 PAPERS = {
     "lstmn": ("Long Short-Term Memory-Networks for Machine Reading", "Cheng, Dong and Lapata", "EMNLP 2016",
@@ -118,10 +118,10 @@ def protocol_result(name: str):
 
 def _protocol_line(seeds: list) -> str:
     best = choose(seeds)  # the best-dev seed, as replicate.py's tables pick it
-    shown = figure(best["value"])
+    shown = figure(best["value"]) + alongside(best.get("also", {}))  # e.g. WikiQA's MRR beside its MAP
     if len(seeds) > 1:
         shown += f" (best-dev of {len(seeds)} seeds: {' / '.join(figure(row['value']) for row in seeds)})"
-    paper = "" if best["paper"] is None else f"paper {best['paper']}; "  # e.g. a paper's baseline it gives no number for
+    paper = "" if best["paper"] is None else f"paper {best['paper']}{alongside(best.get('also_paper', {}))}; "  # e.g. a paper's baseline it gives no number for
     return (f"{protocol_label(best)}: test {best['metric']} {shown} ({paper}{best['data']}; "
             f"{best['device']}, {best['date']})")
 

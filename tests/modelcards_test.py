@@ -30,3 +30,17 @@ def test_every_config_has_a_card_that_loads(config):
 def test_no_card_without_a_config():
     names = {path.stem for path in CARDS.glob("*.json")}
     assert names == {config.split("/")[-1][: -len(".jsonnet")] for config in CONFIGS}
+
+
+def test_a_cards_protocol_line_shows_a_rows_further_metrics_beside_its_main_one():
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    from make_model_cards import _protocol_line
+
+    result = {"row": "wikiqa_x", "label": "answer_selection", "system": "ours", "seed": 1, "dev": 0.66,
+              "dev_metric": "MAP", "metric": "MAP", "value": 0.65, "paper": 0.6811, "also": {"MRR": 0.67},
+              "also_paper": {"MRR": 0.6993}, "data": "WikiQA train", "device": "cpu", "date": "2026-11-26"}
+    line = _protocol_line([result, {**result, "seed": 2, "dev": 0.5, "value": 0.6, "also": {"MRR": 0.61}}])
+    assert ("test MAP 0.6500 (MRR 0.6700) (best-dev of 2 seeds: 0.6500 / 0.6000) "
+            "(paper 0.6811 (MRR 0.6993); WikiQA train; cpu, 2026-11-26)") in line

@@ -16,7 +16,7 @@ SPEC = {
         "config": "tests/fixtures/rte_attention.jsonnet", "variables": {},
         "overrides": {"data_loader.shuffle": True, "trainer.num_epochs": 3},
         "test_file": "fixtures/snli/tiny.jsonl", "metric": "accuracy", "dev_metric": "accuracy",
-        "data": "the 20-pair fixture", "paper": 0.5,
+        "data": "the 20-pair fixture", "paper": 0.5, "also": {"loss": None},
     }],
 }
 
@@ -53,9 +53,12 @@ def test_pieces_give_the_straight_result(tmp_path):
     straight, = [json.loads(line) for line in (tmp_path / "straight.jsonl").read_text().splitlines()]
     pieces, = [json.loads(line) for line in (tmp_path / "pieces.jsonl").read_text().splitlines()]
     assert pieces["pieces"] == 2 and straight["pieces"] == 1
-    for key in ("value", "dev", "epochs", "best_epoch", "seed", "metric", "paper"):
+    for key in ("value", "dev", "epochs", "best_epoch", "seed", "metric", "paper", "also"):
         assert pieces[key] == straight[key], key
-    assert "| rte_attention word_by_word (test sizes) | ours |" in table
+    # the row's further test metric is recorded beside the main one and printed after it (it has no paper figure)
+    assert set(pieces["also"]) == {"loss"} and pieces["also_paper"] == {"loss": None}
+    assert (f"| rte_attention word_by_word (test sizes) | ours | {pieces['value']:.4f} (loss {pieces['also']['loss']:.4f})"
+            f" | {pieces['dev']:.4f} | 0.5 |") in table
 
     # nothing left to train: the call only prints the table, and appends nothing
     again = _replicate(tmp_path, "pieces", "--minutes", "0.00001")
