@@ -20,8 +20,7 @@ config or a row cannot break it; memplugins' exact resume gives the same weights
 uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
 on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
 the paper's figure, any further test metrics the row names with theirs (`also`, WikiQA's MRR), the commits the pieces
-ran on). A row with a result is never trained again; an invocation with
-nothing left to train only prints the tables. A run begun before its config zeroed the @@UNKNOWN@@ row
+ran on). A row with a result is never trained again; an invocation with nothing left to train only prints the tables. A run begun before its config zeroed the @@UNKNOWN@@ row
 (training_config/zero_unknown_row.libsonnet) is not trained again either: that row is never trained, so its archive,
 with the row zeroed, is the one training with the initializer gives; it is evaluated so and recorded with
 `"unknown_row_zeroed_after_training": true`.
@@ -431,7 +430,7 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
             seeds = " / ".join(figure(run["value"]) for run in runs)
             value = figure(best["value"]) + alongside(best.get("also", {}))
             paper = f"{best['paper'] or ''}{alongside(best.get('also_paper', {}))}"
-            dev = "" if best["dev"] is None else f"{best['dev']:.4f}" if abs(best["dev"]) < 10 else f"{best['dev']:.1f}"
+            dev = "" if best["dev"] is None else figure(best["dev"])
             hours = sum(run["train_seconds"] for run in runs) / 3600
             lines.append(f"| {protocol_label(best)} | {best['system']} | {value} | {dev} | {paper} | "
                          f"{seeds} | {best['epochs']} | {hours:.1f} h | {best['device']} ({best['threads']} thr.) | "
@@ -441,9 +440,9 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
 
 
 def figure(value: float) -> str:
-    """A test figure as the tables and model cards print it: a perplexity to 0.1, an accuracy or MAP (a fraction) to
-    four places."""
-    return f"{value:.4f}" if value < 10 else f"{value:.1f}"
+    """A test or dev figure as the tables and model cards print it: a perplexity to 0.1, an accuracy or MAP (a
+    fraction) to four places."""
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.1f}"
 
 
 def alongside(figures: Dict[str, Optional[float]]) -> str:

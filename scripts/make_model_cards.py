@@ -121,7 +121,8 @@ def _protocol_line(seeds: list) -> str:
     shown = figure(best["value"]) + alongside(best.get("also", {}))  # e.g. WikiQA's MRR beside its MAP
     if len(seeds) > 1:
         shown += f" (best-dev of {len(seeds)} seeds: {' / '.join(figure(row['value']) for row in seeds)})"
-    paper = "" if best["paper"] is None else f"paper {best['paper']}{alongside(best.get('also_paper', {}))}; "  # e.g. a paper's baseline it gives no number for
+    # no paper figure: e.g. a paper's baseline it gives no number for
+    paper = "" if best["paper"] is None else f"paper {best['paper']}{alongside(best.get('also_paper', {}))}; "
     return (f"{protocol_label(best)}: test {best['metric']} {shown} ({paper}{best['data']}; "
             f"{best['device']}, {best['date']})")
 
