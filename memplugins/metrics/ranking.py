@@ -1,4 +1,3 @@
-from collections import defaultdict
 from typing import Dict, List, Sequence
 
 import torch
@@ -25,12 +24,14 @@ class MapMrr(Metric):
     """
 
     def __init__(self) -> None:
-        self._candidates: Dict[str, List] = defaultdict(list)
+        # a plain dict (not a defaultdict): a mid-epoch checkpoint carries the metric's state, and a training state
+        # must load with torch.load(weights_only=True), which refuses defaultdicts (memplugins.training.exact_resume)
+        self._candidates: Dict[str, List] = {}
 
     def __call__(self, scores: torch.Tensor, labels: torch.Tensor, question_ids: Sequence[str]) -> None:  # type: ignore
         scores, labels = self.detach_tensors(scores, labels)
         for score, label, question_id in zip(scores.view(-1).tolist(), labels.view(-1).tolist(), question_ids):
-            self._candidates[question_id].append((score, int(label)))
+            self._candidates.setdefault(question_id, []).append((score, int(label)))
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         if torch.distributed.is_available() and torch.distributed.is_initialized():
@@ -59,4 +60,4 @@ class MapMrr(Metric):
         return metrics
 
     def reset(self) -> None:
-        self._candidates = defaultdict(list)
+        self._candidates = {}

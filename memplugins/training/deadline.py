@@ -5,9 +5,9 @@ A cluster's job limit, a lent GPU's 10-minute window, a laptop lid: long trainin
 callback a run trains until its deadline, saves a checkpoint after the batch in progress, and exits with status 75
 (`EX_TEMPFAIL`, "try again"). `allennlp train CONFIG -s DIR --recover` with the same config then continues from that
 batch: memplugins' exact-resume fix restores the random-number states, so the weights, the validation metrics and the
-test metrics equal an uninterrupted run's (`tests/training/deadline_test.py`). Only the *training* metrics of the
-epoch that spans two pieces differ: AllenNLP starts a resumed epoch's running loss and the model's metrics afresh,
-so they cover the batches after the resume.
+test metrics equal an uninterrupted run's (`tests/training/deadline_test.py`), and it carries the running training
+loss and the model's metric states across the stop, so the training figures of an epoch that spans two pieces are
+the uninterrupted run's too (`memplugins.training.exact_resume`, (g)).
 
 The deadline is `minutes` after training starts (each piece gets the same allowance) or the Unix time in the
 environment variable `MEMPLUGINS_TRAIN_DEADLINE`, whichever comes first. The variable lets a driver such as

@@ -30,14 +30,29 @@ state holds no random-number state:
     structural check, not a match on torch's message text) and, where they differ, raises a ConfigurationError that
     names the serialization directory, the training-state file and the parameters on either side: resuming such a
     run would mix two models' training.
+(g) AllenNLP starts every epoch's running training loss at 0 and the model's metrics afresh, so after a resume from
+    a mid-epoch checkpoint, that epoch's training loss (the running sum over the batches after the resume, divided
+    by all the epoch's batches) and training metrics (accuracy, MAP, ... over the batches after the resume) differ
+    from the uninterrupted run's, in the progress bar, the callbacks and `metrics_epoch_N.json`. A mid-epoch
+    checkpoint now also holds the running loss sums and the state of every `Metric` the model holds (its
+    attributes, directly or in a dict, list or tuple, on any submodule); the resumed epoch restores the metrics'
+    state before its first batch and adds the carried sums to the ones AllenNLP passes to `get_metrics`, so each
+    epoch's training figures equal the uninterrupted run's (the loss up to float rounding: the sum is added in
+    another order). A metric state that `torch.load(weights_only=True)`, which loads training states, would refuse
+    (an object other than tensors, numbers, strings and plain containers) is not carried: a warning names the
+    metric, and that epoch's training figures cover the batches after the resume, as before.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
 """
+import copy
+import io
 import json
+import logging
 import os
 import random
 import types
+from typing import Any, Dict, Optional
 
 import numpy
 import torch
@@ -45,10 +60,15 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import hardlink_or_copy
 from allennlp.models import archival
 from allennlp.training import checkpointer, gradient_descent_trainer
+from allennlp.training import util as training_util
+from allennlp.training.metrics.metric import Metric
 
 from memplugins.compat.patching import patch
 
+logger = logging.getLogger(__name__)
+
 RANDOM_STATE_KEY = "memplugins_rng_state"
+EPOCH_PROGRESS_KEY = "memplugins_epoch_progress"  # (g): the running loss sums and the model's metric states
 
 
 def atomic_torch_save(obj, path, *args, **kwargs) -> None:
@@ -92,6 +112,102 @@ def set_random_state(state: dict) -> None:
     numpy.random.set_state((name, keys.numpy().astype(numpy.uint32), *rest))
 
 
+def model_metrics(model: torch.nn.Module) -> Dict[str, Metric]:
+    """(g): every `Metric` the model holds, by a path of submodule, attribute and container keys."""
+    found: Dict[str, Metric] = {}
+
+    def visit(value: Any, path: str, depth: int) -> None:
+        if isinstance(value, Metric):
+            found.setdefault(path, value)
+        elif depth < 3 and isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{path}[{key!r}]", depth + 1)
+        elif depth < 3 and isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                visit(item, f"{path}[{index}]", depth + 1)
+
+    for module_name, module in model.named_modules():
+        for attribute, value in vars(module).items():
+            if attribute not in ("_parameters", "_buffers", "_modules"):
+                visit(value, f"{module_name}.{attribute}" if module_name else attribute, 0)
+    return found
+
+
+def _loads_weights_only(payload: Any) -> bool:
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    buffer.seek(0)
+    try:
+        torch.load(buffer, weights_only=True)
+    except Exception:  # torch's UnpicklingError, or whatever a custom class's reduction raises
+        return False
+    return True
+
+
+def metric_states(model: torch.nn.Module) -> Optional[Dict[str, Dict[str, Any]]]:
+    """(g): a copy of every metric's attributes, or None (with a warning) if one would not load weights-only."""
+    states = {path: copy.deepcopy(vars(metric)) for path, metric in model_metrics(model).items()}
+    refused = [path for path, state in states.items() if not _loads_weights_only(state)]
+    if refused:
+        logger.warning(
+            "The state of the metric(s) %s holds objects that torch.load(weights_only=True) refuses, so this "
+            "mid-epoch checkpoint does not carry the model's metrics: after a resume from it, the training metrics "
+            "of this epoch cover only the batches after the resume.", ", ".join(refused),
+        )
+        return None
+    return states
+
+
+def _on_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return type(value)((key, _on_device(item, device)) for key, item in value.items())
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(_on_device(item, device) for item in value)
+    return value
+
+
+def restore_metric_states(model: torch.nn.Module, states: Dict[str, Dict[str, Any]], device: torch.device) -> bool:
+    """(g): puts the carried states back into the model's metrics; False (nothing restored) if they do not match."""
+    metrics = model_metrics(model)
+    if set(metrics) != set(states):
+        logger.warning(
+            "The mid-epoch checkpoint carries states for the metrics %s, but the model holds %s: the training "
+            "metrics of the resumed epoch cover only the batches after the resume.", sorted(states), sorted(metrics),
+        )
+        return False
+    for path, metric in metrics.items():
+        vars(metric).update(_on_device(states[path], device))
+    return True
+
+
+class _EpochCarry:
+    """(g): the resumed epoch's carried loss sums, and the running sums of the epoch in progress."""
+
+    def __init__(self, model: torch.nn.Module, loss: float = 0.0, reg_loss: Optional[float] = None) -> None:
+        self.model = model
+        self.carried_loss, self.carried_reg_loss = loss, reg_loss
+        self.total_loss: float = loss
+        self.total_reg_loss: Optional[float] = reg_loss
+
+
+_EPOCH_IN_PROGRESS: Optional[_EpochCarry] = None
+
+
+def _get_metrics_with_carried_loss(original):
+    def get_metrics(model, total_loss, total_reg_loss, batch_loss, batch_reg_loss, num_batches, reset=False):
+        carry = _EPOCH_IN_PROGRESS
+        if carry is not None and model is carry.model:
+            total_loss = total_loss + carry.carried_loss
+            if total_reg_loss is not None and carry.carried_reg_loss is not None:
+                total_reg_loss = total_reg_loss + carry.carried_reg_loss
+            carry.total_loss, carry.total_reg_loss = total_loss, total_reg_loss
+        return original(model, total_loss, total_reg_loss, batch_loss, batch_reg_loss, num_batches, reset)
+
+    return get_metrics
+
+
 def _complete_checkpoints_only(original):
     def _find_all_checkpoints(self):
         return {point for point in original(self) if os.path.isfile(self._training_state_path(*point))}
@@ -104,6 +220,8 @@ def _load_checkpoint_and_random_state(original):
         state = original(self)
         if state is not None and RANDOM_STATE_KEY in state[1]:
             self._memplugins_random_state = state[1].pop(RANDOM_STATE_KEY)  # the trainer restores it, see below
+        if state is not None and EPOCH_PROGRESS_KEY in state[1]:
+            self._memplugins_epoch_progress = state[1].pop(EPOCH_PROGRESS_KEY)  # (g), restored with the random state
         return state
 
     return load_checkpoint
@@ -116,6 +234,13 @@ def _checkpoint_state_with_random_state(original):
             mid_epoch = self._batches_in_epoch_completed > 0
             python_state = self._memplugins_epoch_start_random if mid_epoch else random.getstate()
             checkpoint.trainer_state[RANDOM_STATE_KEY] = random_state(python_state)
+            carry = _EPOCH_IN_PROGRESS
+            if mid_epoch and carry is not None and carry.model is self.model and not self._distributed:
+                states = metric_states(self.model)
+                if states is not None:
+                    checkpoint.trainer_state[EPOCH_PROGRESS_KEY] = {
+                        "loss": carry.total_loss, "reg_loss": carry.total_reg_loss, "metrics": states,
+                    }
         return checkpoint
 
     return get_checkpoint_state
@@ -123,12 +248,27 @@ def _checkpoint_state_with_random_state(original):
 
 def _train_epoch_from_random_state(original):
     def _train_epoch(self, epoch: int):
+        global _EPOCH_IN_PROGRESS
+        resumed = self._epochs_completed == self._start_after_epochs_completed
         pending = getattr(self, "_memplugins_pending_random_state", None)
-        if pending is not None and self._epochs_completed == self._start_after_epochs_completed:
+        if pending is not None and resumed:
             set_random_state(pending)
             self._memplugins_pending_random_state = None
         self._memplugins_epoch_start_random = random.getstate()
-        return original(self, epoch)
+        carry = _EpochCarry(self.model)
+        progress = getattr(self, "_memplugins_pending_epoch_progress", None)
+        # AllenNLP calls _train_epoch for the completed epochs too (it replays their data), so wait for the resumed one
+        if progress is not None and resumed:
+            self._memplugins_pending_epoch_progress = None
+            if self._start_after_batches_in_epoch_completed > 0 and restore_metric_states(
+                self.model, progress["metrics"], self.cuda_device
+            ):
+                carry = _EpochCarry(self.model, progress["loss"], progress["reg_loss"])
+        _EPOCH_IN_PROGRESS = carry
+        try:
+            return original(self, epoch)
+        finally:
+            _EPOCH_IN_PROGRESS = None
 
     return _train_epoch
 
@@ -146,6 +286,7 @@ def _restore_checkpoint_and_best(original):
                 del optimizer.load_state_dict  # the class's method again
         if self._checkpointer is not None:
             self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
+            self._memplugins_pending_epoch_progress = self._checkpointer.__dict__.pop("_memplugins_epoch_progress", None)
         if (
             self._start_after_epochs_completed > 0
             and self._start_after_batches_in_epoch_completed == 0
@@ -246,4 +387,5 @@ def apply() -> None:
     patch(trainer, "_maybe_restore_checkpoint", _restore_checkpoint_and_best)
     patch(trainer, "_train_epoch", _train_epoch_from_random_state)
     patch(trainer, "_try_train", _metrics_of_a_finished_run)
+    patch(training_util, "get_metrics", _get_metrics_with_carried_loss)
     patch(archival, "archive_model", _archive_atomically, rebind=True)

@@ -41,7 +41,8 @@ def _best_weights(directory):
 @pytest.mark.parametrize("pieces", [[1], [3, 6]])
 def test_stopped_and_resumed_training_equals_straight_training(tmp_path, monkeypatch, pieces):
     """Stopped after batch 1 (mid-epoch), or after batches 3 and 6 (the second piece crosses an epoch boundary):
-    the resumed run ends on the same weights and validation metrics as the uninterrupted one."""
+    the resumed run ends on the same weights and validation metrics as the uninterrupted one, and every epoch's
+    training loss and accuracy, the epochs split by a stop included, are the uninterrupted run's."""
     monkeypatch.delenv(DEADLINE_ENVIRONMENT_VARIABLE, raising=False)
     _train(tmp_path / "straight")
     straight = json.loads((tmp_path / "straight" / "metrics.json").read_text())
@@ -68,6 +69,17 @@ def test_stopped_and_resumed_training_equals_straight_training(tmp_path, monkeyp
     assert "best_validation_loss" in compared
     for key in compared:
         assert resumed[key] == pytest.approx(straight[key], rel=1e-6, abs=1e-9), key
+    for epoch in range(3):
+        name = f"metrics_epoch_{epoch}.json"
+        straight_epoch = json.loads((tmp_path / "straight" / name).read_text())
+        resumed_epoch = json.loads((out / name).read_text())
+        training = [
+            key for key, value in straight_epoch.items()
+            if key.startswith("training_") and isinstance(value, float) and not key.endswith("_MB")
+        ]
+        assert {"training_loss", "training_accuracy"} <= set(training)
+        for key in training:
+            assert resumed_epoch[key] == pytest.approx(straight_epoch[key], rel=1e-6, abs=1e-9), (name, key)
     weights, resumed_weights = _best_weights(tmp_path / "straight"), _best_weights(out)
     assert weights.keys() == resumed_weights.keys()
     for name, tensor in weights.items():

@@ -128,3 +128,66 @@ def test_recovering_a_finished_run_keeps_every_metric(tmp_path):
         (run / name).unlink()
     train_model_from_file(config, str(run), recover=True)
     assert _final_metrics(run) == uninterrupted and "epoch" in uninterrupted
+
+
+class _Holder(torch.nn.Module):
+    """Metrics where models keep them: an attribute, a dict of them, and one on a submodule."""
+
+    def __init__(self, inner=None) -> None:
+        super().__init__()
+        from allennlp.training.metrics import Average, CategoricalAccuracy
+
+        from memplugins.metrics import MapMrr
+
+        self._accuracy = CategoricalAccuracy()
+        self._metrics = {"map_mrr": MapMrr(), "loss": Average()}
+        self.inner = inner if inner is not None else torch.nn.Linear(1, 1)
+
+
+def _feed(holder: "_Holder") -> None:
+    holder._accuracy(torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), torch.tensor([1, 1, 1]))
+    holder._metrics["map_mrr"](torch.tensor([0.9, 0.2, 0.4]), torch.tensor([0, 1, 1]), ["q1", "q1", "q2"])
+    holder._metrics["loss"](torch.tensor(0.5))
+    holder.inner._accuracy(torch.tensor([[0.1, 0.9]]), torch.tensor([0]))
+
+
+def _values(holder: "_Holder") -> list:
+    return [holder._accuracy.get_metric(), holder._metrics["map_mrr"].get_metric(),
+            holder._metrics["loss"].get_metric(), holder.inner._accuracy.get_metric()]
+
+
+def test_metric_states_round_trip_through_a_weights_only_training_state(tmp_path):
+    """(g) of memplugins.training.exact_resume: the states a mid-epoch checkpoint carries are found on submodules
+    and in containers, load with torch.load(weights_only=True) as AllenNLP loads training states, and give the
+    metrics back their values in a fresh model (the resumed process)."""
+    from memplugins.training.exact_resume import metric_states, model_metrics, restore_metric_states
+
+    holder = _Holder(inner=_Holder())
+    assert set(model_metrics(holder)) == {
+        "_accuracy", "_metrics['map_mrr']", "_metrics['loss']",
+        "inner._accuracy", "inner._metrics['map_mrr']", "inner._metrics['loss']",
+    }
+    _feed(holder)
+    torch.save({"memplugins_epoch_progress": metric_states(holder)}, tmp_path / "state.th")
+    states = torch.load(tmp_path / "state.th", weights_only=True)["memplugins_epoch_progress"]
+    fresh = _Holder(inner=_Holder())
+    assert _values(fresh) != _values(holder)
+    assert restore_metric_states(fresh, states, torch.device("cpu"))
+    assert _values(fresh) == _values(holder)
+    _feed(holder), _feed(fresh)  # and they go on accumulating alike
+    assert _values(fresh) == _values(holder)
+
+
+def test_a_metric_state_that_would_not_load_is_left_out_with_a_warning(caplog):
+    from collections import defaultdict
+
+    from memplugins.training.exact_resume import metric_states, restore_metric_states
+
+    holder = _Holder()
+    holder._metrics["map_mrr"]._candidates = defaultdict(list)  # weights-only loading refuses defaultdicts
+    assert metric_states(holder) is None
+    assert "_metrics['map_mrr']" in caplog.text and "weights_only" in caplog.text
+    caplog.clear()
+    states = metric_states(_Holder())
+    assert not restore_metric_states(_Holder(inner=_Holder()), states, torch.device("cpu"))  # another model
+    assert "cover only the batches after the resume" in caplog.text
