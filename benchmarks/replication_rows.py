@@ -337,6 +337,10 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_lstm_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (300, 1 layer) in sst2_nse's "
          "settings, vectors fixed, binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"},
          "config", {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 1}}),
+        # and two stacked layers (as sst2_lstm2_in_nse_settings): the NSE's f_r and f_w are two LSTMs in series
+        ("sst2_lstm2_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (300, 2 layers) in sst2_nse's "
+         "settings, vectors fixed, binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"},
+         "config", {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 2}}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
