@@ -12,18 +12,18 @@ header states it: the paper's data split (all SST phrases for training where the
 dev/test), its epochs, model selection on dev (AllenNLP's `validation_metric`; the archive holds the best epoch).
 SNLI and IWSLT14, whose train splits are missing here, train on most of their dev split and select on the rest (line
 ranges cut once into `--runs`/data, see `replication_rows.py`), and test on the official test split.
-With `--minutes N` the invocation trains until N minutes have passed (`--until HH:MM`: until that clock time, for
-a job that ends at a fixed hour; both: whichever comes first): the `deadline` trainer callback
+With `--minutes N` the invocation trains until N minutes have passed (`--until HH:MM`: until that clock time, for a
+job that ends at a fixed hour; both: whichever comes first): the `deadline` trainer callback
 (`memplugins/training/deadline.py`) saves a checkpoint after the batch in progress and stops. The next invocation
 resumes that run with `allennlp train --recover` from the run's own resolved `config.json` (so a later edit of a
 config or a row cannot break it; memplugins' exact resume gives the same weights and validation metrics as an
-uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint
-on test and appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric,
-the paper's figure, any further test metrics the row names with theirs (`also`, WikiQA's MRR), the commits the pieces
-ran on). A row with a result is never trained again; an invocation with nothing left to train only prints the tables. A run begun before its config zeroed the @@UNKNOWN@@ row
-(training_config/zero_unknown_row.libsonnet) is not trained again either: that row is never trained, so its archive,
-with the row zeroed, is the one training with the initializer gives; it is evaluated so and recorded with
-`"unknown_row_zeroed_after_training": true`.
+uninterrupted run) and goes on until the protocol is complete. Then it evaluates the best checkpoint on test and
+appends one JSON line to the results file (family, row, config, data, epochs, seed, device, metric, the paper's
+figure, any further test metrics the row names with theirs (`also`, WikiQA's MRR), the commits the pieces ran on). A
+row with a result is never trained again; an invocation with nothing left to train only prints the tables. A run begun
+before its config zeroed the @@UNKNOWN@@ row (training_config/zero_unknown_row.libsonnet) is not trained again either:
+that row is never trained, so its archive, with the row zeroed, is the one training with the initializer gives; it is
+evaluated so and recorded with `"unknown_row_zeroed_after_training": true`.
 
 Runs live in `--runs` (default `$MEMPLUGINS_RUNS` or `~/.cache/memplugins/replicate`: outside the checkout, so a
 fresh checkout resumes them); each run directory is locked while a process trains it, so two invocations (one per

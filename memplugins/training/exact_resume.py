@@ -45,7 +45,6 @@ state holds no random-number state:
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
 """
-import copy
 import io
 import json
 import logging
@@ -133,21 +132,22 @@ def model_metrics(model: torch.nn.Module) -> Dict[str, Metric]:
     return found
 
 
-def _loads_weights_only(payload: Any) -> bool:
+def _weights_only_copy(payload: Any) -> Optional[Any]:
+    """`payload` saved and loaded back as a training state is (`torch.load(weights_only=True)`): that copy, or None
+    if the loading refuses it."""
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     buffer.seek(0)
     try:
-        torch.load(buffer, weights_only=True)
+        return torch.load(buffer, weights_only=True)
     except Exception:  # torch's UnpicklingError, or whatever a custom class's reduction raises
-        return False
-    return True
+        return None
 
 
 def metric_states(model: torch.nn.Module) -> Optional[Dict[str, Dict[str, Any]]]:
     """(g): a copy of every metric's attributes, or None (with a warning) if one would not load weights-only."""
-    states = {path: copy.deepcopy(vars(metric)) for path, metric in model_metrics(model).items()}
-    refused = [path for path, state in states.items() if not _loads_weights_only(state)]
+    states = {path: _weights_only_copy(vars(metric)) for path, metric in model_metrics(model).items()}
+    refused = [path for path, state in states.items() if state is None]
     if refused:
         logger.warning(
             "The state of the metric(s) %s holds objects that torch.load(weights_only=True) refuses, so this "
@@ -163,7 +163,7 @@ def _on_device(value: Any, device: torch.device) -> Any:
         return value.to(device)
     if isinstance(value, dict):
         return type(value)((key, _on_device(item, device)) for key, item in value.items())
-    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+    if type(value) in (list, tuple):  # not a namedtuple, whose constructor takes fields
         return type(value)(_on_device(item, device) for item in value)
     return value
 
@@ -246,7 +246,7 @@ def _checkpoint_state_with_random_state(original):
     return get_checkpoint_state
 
 
-def _train_epoch_from_random_state(original):
+def _train_epoch_from_resumed_state(original):
     def _train_epoch(self, epoch: int):
         global _EPOCH_IN_PROGRESS
         resumed = self._epochs_completed == self._start_after_epochs_completed
@@ -257,7 +257,7 @@ def _train_epoch_from_random_state(original):
         self._memplugins_epoch_start_random = random.getstate()
         carry = _EpochCarry(self.model)
         progress = getattr(self, "_memplugins_pending_epoch_progress", None)
-        # AllenNLP calls _train_epoch for the completed epochs too (it replays their data), so wait for the resumed one
+        # AllenNLP calls _train_epoch for the completed epochs too (it replays their data): wait for the resumed one
         if progress is not None and resumed:
             self._memplugins_pending_epoch_progress = None
             if self._start_after_batches_in_epoch_completed > 0 and restore_metric_states(
@@ -286,7 +286,8 @@ def _restore_checkpoint_and_best(original):
                 del optimizer.load_state_dict  # the class's method again
         if self._checkpointer is not None:
             self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
-            self._memplugins_pending_epoch_progress = self._checkpointer.__dict__.pop("_memplugins_epoch_progress", None)
+            progress = self._checkpointer.__dict__.pop("_memplugins_epoch_progress", None)
+            self._memplugins_pending_epoch_progress = progress
         if (
             self._start_after_epochs_completed > 0
             and self._start_after_batches_in_epoch_completed == 0
@@ -385,7 +386,7 @@ def apply() -> None:
     trainer = gradient_descent_trainer.GradientDescentTrainer
     patch(trainer, "get_checkpoint_state", _checkpoint_state_with_random_state)
     patch(trainer, "_maybe_restore_checkpoint", _restore_checkpoint_and_best)
-    patch(trainer, "_train_epoch", _train_epoch_from_random_state)
+    patch(trainer, "_train_epoch", _train_epoch_from_resumed_state)
     patch(trainer, "_try_train", _metrics_of_a_finished_run)
     patch(training_util, "get_metrics", _get_metrics_with_carried_loss)
     patch(archival, "archive_model", _archive_atomically, rebind=True)
