@@ -19,8 +19,9 @@
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
 #                 seeds 2 and 3 of the 3-layer LSTM with skip connections, `skip_lstm`, the fair peer of the LSTMN with
 #                 skip connections, and seed 3 of that LSTMN: the leases of 2026-11-26 trained seeds 1-2 of the LSTMN,
-#                 101.2 / 101.7, and seed 1 of the peer, 103.7; two calls of a 15-minute lease, about 7.6 and 5.3
-#                 minutes, finish three such lanes); each lane is one process
+#                 101.2 / 101.7, and seed 1 of the peer, 103.7; the lease of 2026-11-27 trained these lanes,
+#                 103.5 / 104.6 and 103.0: two calls of a 15-minute lease, about 7.6 and 5.3 minutes, finish three
+#                 such lanes); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
