@@ -3,8 +3,9 @@
 # so that the GPU's time goes to measuring:
 #   .gpusite/site.tar.xz  our pinned stack for its Python 3.12, less what its image has (scripts/build_wheelhouse.py)
 #   .gpudata/             the real data the GPU benchmarks read: SNLI dev, the GloVe 50d subset, SST train trees,
-#                         PTB (the replicate phase's language models); WikiQA and GloVe's top-100k file (the
-#                         wikiqa_mma_nse row)
+#                         PTB (the replicate phase's language models); SST dev and test trees (its SST rows);
+#                         IWSLT14 valid and test (its IWSLT rows); WikiQA and GloVe's top-100k file (the
+#                         wikiqa_mma_nse and IWSLT rows)
 # Both folders are ignored by git; on the GPU machine they arrive as carried paths. The carry limit (64 MiB for
 # everything a call carries, the working tree included) takes .gpusite (42 MB) with the benchmarks' data
 # (.gpudata/snli, .gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz, .gpudata/sst, .gpudata/ptb: 12 MB), not with
@@ -21,7 +22,8 @@ if [ ! -s .gpusite/site.tar.xz ]; then
       --skip-present scripts/gpu_machine_packages.txt --site-archive .gpusite/site.tar.xz
 fi
 for file in snli/snli_1.0_dev.jsonl.gz glove/glove.6B.50d.sst_snli-devtest.txt.gz sst/trees/train.txt \
-    ptb/ptb.train.txt ptb/ptb.valid.txt ptb/ptb.test.txt \
+    sst/trees/dev.txt sst/trees/test.txt ptb/ptb.train.txt ptb/ptb.valid.txt ptb/ptb.test.txt \
+    iwslt14_de_en/valid.de-en.de iwslt14_de_en/valid.de-en.en iwslt14_de_en/test.de-en.de iwslt14_de_en/test.de-en.en \
     wikiqa/WikiQACorpus/WikiQA-train.txt wikiqa/WikiQACorpus/WikiQA-dev.tsv wikiqa/WikiQACorpus/WikiQA-test.tsv \
     glove/glove.6B.50d.top100k.txt.gz; do
   [ -s "$DATA/$file" ] || { echo "gpu_prepare: $DATA/$file is missing (set MEMPLUGINS_DATA)" >&2; exit 1; }

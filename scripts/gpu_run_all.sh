@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate] [nan]
+#   scripts/gpu_run_all.sh [setup] [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate] [nan]
 #                          [races]
 #   (none: all but replicate, nan and races)
+#     setup       nothing but unpacking the carried stack (.gpusite) into /tmp and importing it, for a later call
+#                 on the same warm machine that carries data instead of the stack
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
 #     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
@@ -17,11 +19,19 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 seeds 2 and 3 of the 3-layer LSTM with skip connections, `skip_lstm`, the fair peer of the LSTMN with
-#                 skip connections, and seed 3 of that LSTMN: the leases of 2026-11-26 trained seeds 1-2 of the LSTMN,
-#                 101.2 / 101.7, and seed 1 of the peer, 103.7; the lease of 2026-11-27 trained these lanes,
-#                 103.5 / 104.6 and 103.0: two calls of a 15-minute lease, about 7.6 and 5.3 minutes, finish three
-#                 such lanes); each lane is one process
+#                 issue 22's untrained rows that take hours on a CPU core: the NSE-NSE and NSE-LSTM translation rows
+#                 at the paper's settings, `iwslt_nse_nse` and `iwslt_nse_lstm`, and the fine-grained NSE with tuned
+#                 vectors, `sst5_nse_tuned_embeddings`. Their data, .gpudata/{iwslt14_de_en,sst,glove}, 23 MB, does
+#                 not fit one call's carry beside .gpusite, so a lease runs three calls on one warm machine:
+#                   run(command="scripts/gpu_run_all.sh setup", carry=[".gpusite"], timeout_s=120)
+#                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
+#                       carry=[".gpudata/iwslt14_de_en", ".gpudata/sst", ".gpudata/glove"], timeout_s=560)
+#                   run(command="export OUT=$OUT REPLICATE_MINUTES=4.5; scripts/gpu_run_all.sh replicate",
+#                       timeout_s=330)
+#                 (the leases of 2026-11-26 and 27 trained the 3-layer PTB lanes, REPLICATE="ptb_lm
+#                 ptb_lstm_3layers_skip --seeds 2;ptb_lm ptb_lstmn_3layers_skip --seeds 3;ptb_lm
+#                 ptb_lstm_3layers_skip --seeds 3", carry [".gpusite", ".gpudata/ptb"]: two calls of a 15-minute
+#                 lease, about 7.6 and 5.3 minutes, finish three such lanes); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
@@ -63,7 +73,7 @@ PHASE_SECONDS="${PHASE_SECONDS:-560}"
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(check encoders tree throughput graphs workers families)
 for phase in "${phases[@]}"; do
-  case "$phase" in check|encoders|tree|throughput|graphs|workers|families|replicate|nan|races) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
+  case "$phase" in setup|check|encoders|tree|throughput|graphs|workers|families|replicate|nan|races) ;; *) echo "unknown phase: $phase" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 SITE="${MEMPLUGINS_SITE:-/tmp/memplugins-site}"  # where .gpusite is unpacked
@@ -77,6 +87,12 @@ if ! "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec
   exit 1
 fi
 export MPLBACKEND=Agg TOKENIZERS_PARALLELISM=false
+
+setup() {
+  # only the stack, unpacked above from a carried .gpusite, and a check that it imports: the first call of a
+  # lease whose data does not fit one call's carry beside .gpusite (the replicate phase's default lanes)
+  "$PYTHON" -c "import torch, allennlp, memplugins; print(f'torch {torch.__version__}, cuda {torch.cuda.is_available()}')"
+}
 
 check() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
@@ -148,7 +164,7 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-ptb_lm ptb_lstm_3layers_skip --seeds 2;ptb_lm ptb_lstmn_3layers_skip --seeds 3;ptb_lm ptb_lstm_3layers_skip --seeds 3}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-iwslt iwslt_nse_nse;iwslt iwslt_nse_lstm;sst_nse sst5_nse_tuned_embeddings}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
@@ -212,7 +228,7 @@ races() {
   (cd /tmp/memplugins-ir 2>/dev/null && tar -czf "$OUT/ir.tar.gz" .)
 }
 
-export -f check encoders tree throughput graphs workers families replicate nan races
+export -f setup check encoders tree throughput graphs workers families replicate nan races
 export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEVICE NAN_LANES NAN_SECONDS NAN_DEVICE \
     RACE_RUNS RACES_BEFORE
 status=0

@@ -59,6 +59,9 @@ def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate
     for phase in accepted:
         assert f"[{phase}]" in header and f"#     {phase} " in header, phase
         assert f"\n{phase}() {{" in script, phase
+    # phases run in `bash -c`, which sees only exported functions
+    exported = script.split("\nexport -f ")[1].split("\n")[0].split()
+    assert sorted(exported) == sorted(accepted)
     assert "replicate" in accepted
     # the replicate phase's default rows read PTB, which gpu_prepare.sh must put into .gpudata
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
@@ -77,10 +80,15 @@ def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch
     default_lanes = script.split('"${REPLICATE:-')[1].split('}"')[0].split(";")
     default_rows = [word for lane in default_lanes for word in lane.split()[1:] if not word.startswith("--")
                     and not word.isdigit()]
-    assert "ptb_lstmn_3layers_skip" in default_rows
-    for name in (*default_rows, "ptb_lstmn_3layers", "ptb_lstm_no_dropout", "ptb_lstmn_no_dropout", "wikiqa_mma_nse"):
+    assert {"iwslt_nse_nse", "sst5_nse_tuned_embeddings"} <= set(default_rows)
+    earlier = ("ptb_lstmn_3layers_skip", "ptb_lstm_3layers_skip", "ptb_lstmn_3layers", "ptb_lstm_no_dropout",
+               "ptb_lstmn_no_dropout", "wikiqa_mma_nse")
+    for name in (*default_rows, *earlier):
         row = rows[name]
-        paths = [value for value in [*row.variables.values(), row.test_file or ""] if value.startswith("DATA/")]
+        # the files a row reads directly, and those its slices are cut from (IWSLT trains on a slice of valid)
+        sources = [source for source, *_ in (row.slices or {}).values()]
+        paths = [value for value in [*row.variables.values(), row.test_file or "", *sources]
+                 if value.startswith("DATA/")]
         assert paths, name
         for value in paths:
             assert value[len("DATA/"):] in prepare, (name, value)
