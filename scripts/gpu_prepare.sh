@@ -8,9 +8,9 @@
 #                         wikiqa_mma_nse and IWSLT rows)
 # Both folders are ignored by git; on the GPU machine they arrive as carried paths. The carry limit (64 MiB for
 # everything a call carries, the working tree included) takes .gpusite (42 MB) with the benchmarks' data
-# (.gpudata/snli, .gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz, .gpudata/sst, .gpudata/ptb: 12 MB), not with
-# the WikiQA row's 23 MB: that one is a second call on the same warm machine, which finds the stack unpacked
-# (scripts/gpu_run_all.sh, "WikiQA").
+# (.gpudata/snli, .gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz, .gpudata/sst, .gpudata/ptb: 13 MB), not with
+# the WikiQA row's 23 MB or the IWSLT and SST rows' 26 MB: those are a later call on the same warm machine, which
+# finds the stack unpacked (scripts/gpu_run_all.sh, replicate).
 #   scripts/gpu_prepare.sh [DATA]     DATA defaults to $MEMPLUGINS_DATA, then ../shared/data
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of issue 23, one phase per command (each fits a 10-minute lent-GPU call):
-#   scripts/gpu_run_all.sh [setup] [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate] [nan]
-#                          [races]
-#   (none: all but replicate, nan and races)
+#   scripts/gpu_run_all.sh [setup] [check] [encoders] [tree] [throughput] [graphs] [workers] [families] [replicate]
+#                          [nan] [races]
+#   (none: all but setup, replicate, nan and races)
 #     setup       nothing but unpacking the carried stack (.gpusite) into /tmp and importing it, for a later call
 #                 on the same warm machine that carries data instead of the stack
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
@@ -21,7 +21,7 @@
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
 #                 issue 22's untrained rows that take hours on a CPU core: the NSE-NSE and NSE-LSTM translation rows
 #                 at the paper's settings, `iwslt_nse_nse` and `iwslt_nse_lstm`, and the fine-grained NSE with tuned
-#                 vectors, `sst5_nse_tuned_embeddings`. Their data, .gpudata/{iwslt14_de_en,sst,glove}, 23 MB, does
+#                 vectors, `sst5_nse_tuned_embeddings`. Their data, .gpudata/{iwslt14_de_en,sst,glove}, 26 MB, does
 #                 not fit one call's carry beside .gpusite, so a lease runs three calls on one warm machine:
 #                   run(command="scripts/gpu_run_all.sh setup", carry=[".gpusite"], timeout_s=120)
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
@@ -91,7 +91,8 @@ export MPLBACKEND=Agg TOKENIZERS_PARALLELISM=false
 setup() {
   # only the stack, unpacked above from a carried .gpusite, and a check that it imports: the first call of a
   # lease whose data does not fit one call's carry beside .gpusite (the replicate phase's default lanes)
-  "$PYTHON" -c "import torch, allennlp, memplugins; print(f'torch {torch.__version__}, cuda {torch.cuda.is_available()}')"
+  "$PYTHON" -c "import torch, allennlp, memplugins
+print(f'torch {torch.__version__}, cuda {torch.cuda.is_available()}')"
 }
 
 check() {

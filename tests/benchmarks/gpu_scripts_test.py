@@ -63,7 +63,7 @@ def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate
     exported = script.split("\nexport -f ")[1].split("\n")[0].split()
     assert sorted(exported) == sorted(accepted)
     assert "replicate" in accepted
-    # the replicate phase's default rows read PTB, which gpu_prepare.sh must put into .gpudata
+    # the replicate phase's PTB rows (earlier leases' lanes) read PTB, which gpu_prepare.sh must put into .gpudata
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
     for split in ("train", "valid", "test"):
         assert f"ptb/ptb.{split}.txt" in prepare
