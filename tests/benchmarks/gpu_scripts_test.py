@@ -86,7 +86,7 @@ def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch
     for name in (*default_rows, *earlier):
         row = rows[name]
         # the files a row reads directly, and those its slices are cut from (IWSLT trains on a slice of valid)
-        sources = [source for source, *_ in (row.slices or {}).values()]
+        sources = [source for source, *_ in row.slices.values()]
         paths = [value for value in [*row.variables.values(), row.test_file or "", *sources]
                  if value.startswith("DATA/")]
         assert paths, name
