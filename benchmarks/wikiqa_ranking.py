@@ -152,7 +152,6 @@ def main(argv: List[str] = None) -> None:
         model, reader = load_run(args.run)
     else:
         reader = DatasetReader.from_params(Params.from_file(str(args.run / "config.json")).pop("dataset_reader"))
-    torch.set_grad_enabled(False)
 
     data = {}
     for path in args.files:

@@ -7,6 +7,7 @@ import re
 import sys
 
 import _jsonnet
+import torch
 from allennlp.data import Batch
 
 from memplugins.compat import CONFIG_DEFAULTS
@@ -36,6 +37,7 @@ def test_rows_are_the_rankers_own_figures(tmp_path, capsys):
     model, instances = saved_model(tmp_path)
     wikiqa_ranking.main([str(tmp_path), str(DATA), "--resamples", "300", "--batch-size", "7"])
     printed = capsys.readouterr().out
+    assert torch.is_grad_enabled()  # it ran in this process: later tests in it train
     rows = {row[0]: row[1:] for row in ROW.findall(printed)}
     top_first, first_correct = map(float, re.search(
         r"first sentence \| \d+ \| ([0-9.]+) \|.*a correct answer: ([0-9.]+)\)", printed).groups())
