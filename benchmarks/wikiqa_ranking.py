@@ -45,16 +45,15 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 
 from memplugins.metrics import MapMrr
+from sst_accuracy_by_length import load_run  # benchmarks/: this file's folder
 
 PAPER = (0.6811, 0.6993)  # Munkhdalai and Yu 2017, Table 2, MMA-NSE attention, WikiQA test MAP / MRR
 
 
-def load_run(run: Path) -> Tuple[Model, DatasetReader]:
+def validation_reader(run: Path) -> DatasetReader:
+    """RUN's validation reader (its training reader where the config names none), as `allennlp evaluate` reads."""
     params = Params.from_file(str(run / "config.json"))
-    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
-    reader = DatasetReader.from_params(reader_params)
-    model = Model.load(params, str(run), weights_file=str(run / "best.th"), cuda_device=-1).eval()
-    return model, reader
+    return DatasetReader.from_params(params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate())
 
 
 def model_scores(model: Model, instances: List[Instance], batch_size: int) -> List[float]:
@@ -145,13 +144,11 @@ def main(argv: List[str] = None) -> None:
     import_module_and_submodules("memplugins")
     from spacy.lang.en.stop_words import STOP_WORDS  # shipped with spaCy itself: no model download
 
-    if not args.no_model:
-        for name in ("config.json", "best.th"):
-            if not (args.run / name).is_file():
-                sys.exit(f"{args.run}: no {name} (a serialization directory, e.g. a replicate.py run's train/)")
-        model, reader = load_run(args.run)
-    else:
-        reader = DatasetReader.from_params(Params.from_file(str(args.run / "config.json")).pop("dataset_reader"))
+    for name in ("config.json",) if args.no_model else ("config.json", "best.th"):
+        if not (args.run / name).is_file():
+            sys.exit(f"{args.run}: no {name} (a serialization directory, e.g. a replicate.py run's train/)")
+    model = None if args.no_model else load_run(args.run)
+    reader = validation_reader(args.run)
 
     data = {}
     for path in args.files:
@@ -194,14 +191,15 @@ def main(argv: List[str] = None) -> None:
             "Wgt Word Cnt, ties expected": weighted,
         }
         ties = None
-        if not args.no_model:
+        if model is not None:
             scores = model_scores(model, d["instances"], args.batch_size)
             by_question: Dict[str, List[float]] = {}
             for question_id, score in zip(d["ids"], scores):
                 by_question.setdefault(question_id, []).append(score)
             ties = sum(len(set(values)) < len(values) for values in by_question.values())
             rankers = {"model": scores, **rankers}
-        terms = {name: per_question(scores, d["labels"], d["ids"]) for name, scores in rankers.items()}
+        terms = {ranker: per_question(ranker_scores, d["labels"], d["ids"])
+                 for ranker, ranker_scores in rankers.items()}
         name = Path(path).name
         for ranker, ranker_terms in terms.items():
             mean_map, mean_mrr = means(ranker_terms)
@@ -221,6 +219,7 @@ def main(argv: List[str] = None) -> None:
                 print(f"| {name} | model − {reference} | {len(terms['model'])} | {model_map - reference_map:+.4f} | "
                       f"{model_mrr - reference_mrr:+.4f} | {lead['MAP'][0]:+.3f} to {lead['MAP'][1]:+.3f} | "
                       f"{lead['MRR'][0]:+.3f} to {lead['MRR'][1]:+.3f} | |")
+
 
 if __name__ == "__main__":
     main()

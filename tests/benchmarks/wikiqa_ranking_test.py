@@ -78,7 +78,7 @@ def test_rows_are_the_rankers_own_figures(tmp_path, capsys):
     assert abs(float(rows["document order"][1]) - sum(by_hand) / len(by_hand)) < 6e-5
     assert abs(first_correct - sum(labels[0] for labels in answered) / len(answered)) < 6e-4
 
-    probabilities = [float(p) for p in model.forward_on_instances(instances) for p in [p["probability"]]]
+    probabilities = [float(output["probability"]) for output in model.forward_on_instances(instances)]
     tops = {}
     for instance, probability in zip(instances, probabilities):
         question_id = instance["metadata"]["question_id"]
