@@ -25,19 +25,28 @@ on the raw bytes, 58 MiB.)
 
 `unpack` treats the parts as untrusted: it reads `MANIFEST.json` first, takes only regular files whose paths it
 lists (relative, no `..`, under a run directory named like replicate.py's), checks each file's size and SHA-256
-against it, refuses to replace a run directory that already exists, and only then moves each run into RUNS.
+against it, and only then moves each run into RUNS. A run directory that already exists there (an earlier call's
+parts unpacked, or the run resumed here) is replaced only by a carried run that is further along and can go on:
+finished where this one is not, or more epochs completed, with weights (a checkpoint or archive) unless neither
+has any; or as far along, with weights where this one has none. Otherwise this one stays. A replaced directory is
+kept under RUNS/.replaced/, never deleted; one a replicate.py here is training (its lock held) is
+left alone. So the parts of a lease's later call, which hold the same runs, can be
+unpacked after its earlier call's.
 """
 import argparse
+import fcntl
 import hashlib
 import io
+import itertools
 import json
 import re
 import shutil
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 MANIFEST = "MANIFEST.json"
 PART_PREFIX = "runs.tar.gz."
@@ -46,6 +55,7 @@ RAW_ALLOWANCE = 1.1  # raw bytes planned in per packed byte of budget; the built
 RECORD_PATTERNS = ["run.json", "train.log", "test_metrics.json", "train/config.json", "train/vocabulary/*",
                    "train/metrics_epoch_*.json", "train/metrics.json", "train/out.log"]
 CHECKPOINT = re.compile(r"^model_state_e(\d+)_b0\.th$")
+EPOCH_METRICS = re.compile(r"^metrics_epoch_(\d+)\.json$")
 MIB = 1024 * 1024
 
 
@@ -68,6 +78,29 @@ def best_is_epoch(serialization: Path, epochs_completed: int) -> bool:
     """Whether `best.th` holds the weights of the last completed epoch (AllenNLP numbers epochs from 0)."""
     metrics = serialization / f"metrics_epoch_{epochs_completed - 1}.json"
     return metrics.exists() and json.loads(metrics.read_text()).get("best_epoch") == epochs_completed - 1
+
+
+def epochs_recorded(file_names: Iterable[str]) -> int:
+    """How many epochs a run's `metrics_epoch_K.json` files record (K + 1 for the highest K; 0 for none)."""
+    return max((int(match.group(1)) + 1 for name in file_names if (match := EPOCH_METRICS.match(name))), default=0)
+
+
+def progress_here(directory: Path) -> Tuple[Tuple[bool, int], bool]:
+    """((finished, epochs recorded), whether it holds weights to go on from) for a run directory in RUNS."""
+    serialization = directory / "train"
+    try:
+        done = bool(json.loads((directory / "run.json").read_text()).get("done", False))
+    except (OSError, ValueError, AttributeError):
+        done = False
+    epochs = epochs_recorded(path.name for path in serialization.glob("metrics_epoch_*.json"))
+    weights = ((serialization / "model.tar.gz").exists() if done
+               else serialization.is_dir() and last_completed_epoch(serialization) is not None)
+    return (done, epochs), weights
+
+
+def _describe(progress: Tuple[bool, int], weights: bool) -> str:
+    return (f"{'finished' if progress[0] else 'unfinished'}, {progress[1]} epochs, "
+            f"{'with' if weights else 'without'} weights")
 
 
 def plan(runs: Path, first: List[str], max_bytes: int,
@@ -173,7 +206,7 @@ def unpack(parts_dir: Path, runs: Path) -> List[str]:
             listed = manifest["files"]
             for name, entry in manifest["runs"].items():  # names that become paths here, and what unpack reads
                 checkpoint = entry.get("checkpoint")
-                if (not RUN_NAME.match(name) or name in (".", "..") or f"{name}/run.json" not in listed
+                if (not RUN_NAME.match(name) or name.startswith(".") or f"{name}/run.json" not in listed
                         or (checkpoint and not isinstance(checkpoint.get("epochs_completed"), int))):
                     raise SystemExit(f"carry_runs: refusing run {name!r} in {parts_dir}'s manifest (not a run "
                                      "directory's name, no run.json, or a malformed checkpoint entry)")
@@ -196,21 +229,48 @@ def unpack(parts_dir: Path, runs: Path) -> List[str]:
             missing = set(listed) - {member.name for member in members}
             if missing:
                 raise SystemExit(f"carry_runs: the parts lack {sorted(missing)[:3]} (a part missing?)")
-        for name, entry in manifest["runs"].items():
-            if (runs / name).exists():
-                raise SystemExit(f"carry_runs: {runs / name} exists; move it away to take the carried run")
         runs.mkdir(parents=True, exist_ok=True)
+        taken = []
         for name, entry in manifest["runs"].items():
             checkpoint = entry.get("checkpoint")
+            if (runs / name).exists():
+                carried = (bool(entry["done"]), epochs_recorded(Path(listed_name).name for listed_name in listed
+                                                                if listed_name.startswith(f"{name}/train/")))
+                carried_weights = bool(checkpoint or entry.get("archive"))
+                here, here_weights = progress_here(runs / name)
+                if not (carried > here and (carried_weights or carried[0] or not here_weights)
+                        or carried == here and carried_weights and not here_weights):
+                    why = ("as far along here or further" if not carried > here
+                           else "the carried run is further along but has no weights to go on from")
+                    print(f"{runs / name}: kept, {why} (here: {_describe(here, here_weights)}; "
+                          f"carried: {_describe(carried, carried_weights)})", file=sys.stderr)
+                    continue
+                stamp = time.strftime('%Y%m%dT%H%M%S')
+                aside = next(path for count in itertools.count() if not (
+                    path := runs / ".replaced" / f"{name}.{stamp}{f'.{count}' if count else ''}").exists())
+                aside.parent.mkdir(exist_ok=True)
+                with open(runs / name / ".lock", "a") as lock:  # replicate.py's lock, held while it trains the run
+                    try:
+                        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        print(f"{runs / name}: kept, a replicate.py here is training it (stop it, then unpack again)",
+                              file=sys.stderr)
+                        continue
+                    shutil.move(str(runs / name), str(aside))
+                print(f"{runs / name}: replaced by the carried run, which is further along "
+                      f"({_describe(carried, carried_weights)}; here: {_describe(here, here_weights)}, now {aside})",
+                      file=sys.stderr)
             if checkpoint and checkpoint["best_from_model_state"]:
                 serialization = staging / name / "train"
                 shutil.copyfile(serialization / f"model_state_e{checkpoint['epochs_completed']}_b0.th",
                                 serialization / "best.th")
             shutil.move(str(staging / name), str(runs / name))
             print(f"{runs / name}: " + (f"resumable from epoch {checkpoint['epochs_completed']}" if checkpoint
+                                        else "done, with its archive" if entry.get("archive")
                                         else entry.get("left_behind", "done" if entry["done"] else "record only")),
                   file=sys.stderr)
-        return list(manifest["runs"])
+            taken.append(name)
+        return taken
 
 
 def main() -> None:

@@ -36,7 +36,8 @@
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
 #                 checkpoint (the first lane's first row first, within 60 MiB packed) into $OUT/runs.tar.gz.NNN; here,
-#                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU.
+#                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU
+#                 (a later call's parts after an earlier call's: a run there is replaced only where carried further).
 #                 Back in $OUT: replication.jsonl (finished rows) and the parts. The runs stay in
 #                 /tmp/memplugins-runs on the machine: a later call while it is warm, with the same lanes, resumes
 #                 them there (the skip row of 2026-11-26 finished so, in a second call of 4 minutes).

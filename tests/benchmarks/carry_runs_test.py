@@ -1,8 +1,10 @@
 """benchmarks/carry_runs.py and replicate.py's relocation: a run begun on one machine (a lent GPU) and carried to
 another resumes there from its last completed epoch and ends where a run straight through ends."""
 import argparse
+import fcntl
 import io
 import json
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -57,9 +59,47 @@ def test_pack_carries_each_unfinished_runs_last_completed_epoch_and_unpack_resto
     assert not list((carried / "c_row-seed1" / "train").glob("*.th"))
     assert (carried / "c_row-seed1" / "train" / "model.tar.gz").read_bytes() == b"archive"
     assert json.loads((carried / "c_row-seed1" / "run.json").read_text())["done"] is True
-    # a run directory that exists is never replaced
-    with pytest.raises(SystemExit, match="exists"):
-        carry_runs.unpack(tmp_path / "out", carried)
+    # the same parts again: every run here is as far along, so none is replaced
+    before = {path: path.read_bytes() for path in carried.rglob("*") if path.is_file()}
+    assert carry_runs.unpack(tmp_path / "out", carried) == []
+    assert {path: path.read_bytes() for path in carried.rglob("*") if path.is_file()} == before
+
+
+def test_a_later_calls_parts_replace_only_the_runs_they_carry_further(tmp_path):
+    first_call, later_call, here = tmp_path / "first", tmp_path / "later", tmp_path / "here"
+    for name in ("a_row-seed1", "b_row-seed1"):
+        _run_dir(first_call, name, checkpoints=((2, 0),))
+    _run_dir(first_call, "c_row-seed1", done=True, checkpoints=((3, 0),))  # finished, its archive did not travel
+    carry_runs.pack(first_call, tmp_path / "out1", first=[], max_mib=50, part_mib=15)
+    carry_runs.unpack(tmp_path / "out1", here)
+    # the later call: a trained on to epoch 4; b too, but its checkpoint stayed behind; c's archive travels now
+    _run_dir(later_call, "a_row-seed1", checkpoints=((4, 0),))
+    for path in (_run_dir(later_call, "b_row-seed1", checkpoints=((4, 0),)) / "train").glob("*_e4_b0.th"):
+        path.unlink()
+    finished = _run_dir(later_call, "c_row-seed1", done=True, checkpoints=((3, 0),))
+    (finished / "train" / "model.tar.gz").write_bytes(b"archive")
+    carry_runs.pack(later_call, tmp_path / "out2", first=[], max_mib=50, part_mib=15)
+    # while a replicate.py here trains a (its lock held), a stays; c, further along in the parts, is taken
+    with open(here / "a_row-seed1" / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert carry_runs.unpack(tmp_path / "out2", here) == ["c_row-seed1"]
+    assert (here / "a_row-seed1" / "train" / "model_state_e2_b0.th").exists()
+    shutil.rmtree(here / "c_row-seed1")  # back as the first call left it
+    next((here / ".replaced").glob("c_row-seed1.*")).rename(here / "c_row-seed1")
+
+    assert carry_runs.unpack(tmp_path / "out2", here) == ["a_row-seed1", "c_row-seed1"]
+    assert (here / "a_row-seed1" / "train" / "model_state_e4_b0.th").read_bytes() == b"a_row-seed1 weights 4 0"
+    assert not (here / "a_row-seed1" / "train" / "model_state_e2_b0.th").exists()
+    # b stays as it was: the carried b is further along but could not go on (no weights), this one can
+    assert (here / "b_row-seed1" / "train" / "model_state_e2_b0.th").exists()
+    assert not (here / "b_row-seed1" / "train" / "metrics_epoch_3.json").exists()
+    assert (here / "c_row-seed1" / "train" / "model.tar.gz").read_bytes() == b"archive"
+    # what was replaced is set aside, not deleted, and is not a run of RUNS to pack again
+    aside = sorted(path.name.split(".")[0] for path in (here / ".replaced").iterdir())
+    assert aside == ["a_row-seed1", "c_row-seed1"]
+    assert (next((here / ".replaced").glob("a_row-seed1.*")) / "train" / "model_state_e2_b0.th").exists()
+    files, _ = carry_runs.plan(here, [], 50 * carry_runs.MIB)
+    assert not any(name.startswith(".replaced") for _, name in files)
 
 
 def test_a_checkpoint_over_the_budget_stays_behind_and_the_first_rows_go_first(tmp_path):
@@ -136,7 +176,7 @@ def test_unpack_refuses_what_the_manifest_does_not_vouch_for(tmp_path, kind):
     assert not (tmp_path / "runs").exists() and not (tmp_path.parent / "evil").exists()
 
 
-@pytest.mark.parametrize("run", ["..", ".", "a/../.."])
+@pytest.mark.parametrize("run", ["..", ".", "a/../..", ".replaced"])
 def test_unpack_refuses_a_manifest_run_that_is_not_a_run_directorys_name(tmp_path, run):
     parts = _parts_with(tmp_path, [], [], runs=(run,))
     with pytest.raises(SystemExit, match="refusing run"):
