@@ -28,10 +28,9 @@ lists (relative, no `..`, under a run directory named like replicate.py's), chec
 against it, and only then moves each run into RUNS. A run directory that already exists there (an earlier call's
 parts unpacked, or the run resumed here) is replaced only by a carried run that is further along and can go on:
 finished where this one is not, or more epochs completed, with weights (a checkpoint or archive) unless neither
-has any; or as far along, with weights where this one has none. Otherwise this one stays. A replaced directory is
-kept under RUNS/.replaced/, never deleted; one a replicate.py here is training (its lock held) is
-left alone. So the parts of a lease's later call, which hold the same runs, can be
-unpacked after its earlier call's.
+has any; or as far along, with weights where this one has none. Otherwise this one stays, and so does one that a
+replicate.py here is training (its lock held). A replaced directory is kept under RUNS/.replaced/, never deleted.
+So the parts of a lease's later call, which hold the same runs, can be unpacked after its earlier call's.
 """
 import argparse
 import fcntl
@@ -233,6 +232,9 @@ def unpack(parts_dir: Path, runs: Path) -> List[str]:
         taken = []
         for name, entry in manifest["runs"].items():
             checkpoint = entry.get("checkpoint")
+            if (runs / name).exists() and not (runs / name).is_dir():
+                print(f"{runs / name}: kept, not a directory (the carried run is not taken)", file=sys.stderr)
+                continue
             if (runs / name).exists():
                 carried = (bool(entry["done"]), epochs_recorded(Path(listed_name).name for listed_name in listed
                                                                 if listed_name.startswith(f"{name}/train/")))
@@ -257,9 +259,8 @@ def unpack(parts_dir: Path, runs: Path) -> List[str]:
                               file=sys.stderr)
                         continue
                     shutil.move(str(runs / name), str(aside))
-                print(f"{runs / name}: replaced by the carried run, which is further along "
-                      f"({_describe(carried, carried_weights)}; here: {_describe(here, here_weights)}, now {aside})",
-                      file=sys.stderr)
+                print(f"{runs / name}: replaced by the carried run ({_describe(carried, carried_weights)}; "
+                      f"here: {_describe(here, here_weights)}, now {aside})", file=sys.stderr)
             if checkpoint and checkpoint["best_from_model_state"]:
                 serialization = staging / name / "train"
                 shutil.copyfile(serialization / f"model_state_e{checkpoint['epochs_completed']}_b0.th",
