@@ -41,6 +41,13 @@ state holds no random-number state:
     another order). A metric state that `torch.load(weights_only=True)`, which loads training states, would refuse
     (an object other than tensors, numbers, strings and plain containers) is not carried: a warning names the
     metric, and that epoch's training figures cover the batches after the resume, as before.
+(h) the training state holds the best model's file as the path it had when it was written (`best_model_filename`,
+    `<serialization dir>/best.th` as that run named its directory). A serialization directory moved or copied
+    elsewhere (a run carried back from a lent GPU, scratch to home) and recovered there kept pointing at the old
+    directory: when no later epoch beat the recorded best, training ended by loading that path, which failed after
+    the whole run (FileNotFoundError, `benchmarks/carry_runs.py`'s first carried row, 2026-11-27) or, where the old
+    directory still existed, silently loaded the *other* run's best.th into this run's archive. AllenNLP only ever
+    writes that file directly in the serialization directory, so on restore its name is re-rooted there.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
@@ -284,6 +291,10 @@ def _restore_checkpoint_and_best(original):
         finally:
             if checked:
                 del optimizer.load_state_dict  # the class's method again
+        recorded = self._best_model_filename
+        if isinstance(recorded, str) and self._serialization_dir:
+            # (h): where the training state was written is not necessarily here
+            self._best_model_filename = os.path.join(self._serialization_dir, os.path.basename(recorded))
         if self._checkpointer is not None:
             self._memplugins_pending_random_state = self._checkpointer.__dict__.pop("_memplugins_random_state", None)
             progress = self._checkpointer.__dict__.pop("_memplugins_epoch_progress", None)

@@ -1,10 +1,15 @@
 """The deadline callback stops after a training batch with a checkpoint from which `--recover` continues exactly."""
+import io
 import json
+import shutil
+import tarfile
+from typing import List, Optional
 
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
+from allennlp.training.callbacks import TrainerCallback
 
 from memplugins.training import deadline as deadline_module
 from memplugins.training.deadline import DEADLINE_ENVIRONMENT_VARIABLE, DEADLINE_EXIT_CODE, DeadlineCallback
@@ -84,6 +89,44 @@ def test_stopped_and_resumed_training_equals_straight_training(tmp_path, monkeyp
     assert weights.keys() == resumed_weights.keys()
     for name, tensor in weights.items():
         assert torch.equal(resumed_weights[name], tensor), name
+
+
+@TrainerCallback.register("test_record_best_model_filename", exist_ok=True)
+class RecordBestModelFilename(TrainerCallback):
+    """Records, when training starts (after a recovered checkpoint is restored), the file the trainer will take the
+    best model's weights from at the end."""
+
+    seen: List[Optional[str]] = []
+
+    def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
+        RecordBestModelFilename.seen.append(trainer._best_model_filename)
+
+
+def test_a_run_moved_to_another_directory_resumes_with_its_own_best_model(tmp_path, monkeypatch):
+    """exact_resume (h): the training state names best.th by the path it had when written; a run copied elsewhere
+    and recovered there takes its own best.th, not the old directory's (there replaced by other weights)."""
+    overrides = json.loads(OVERRIDES)
+    overrides["trainer.callbacks"] = [{"type": "deadline"}, {"type": "test_record_best_model_filename"}]
+    overrides = json.dumps(overrides)
+    monkeypatch.setattr(deadline_module, "time", BatchClock())
+    monkeypatch.setenv(DEADLINE_ENVIRONMENT_VARIABLE, str(BATCHES_PER_EPOCH + 1))  # epoch 0 validated: best.th
+    first, moved = tmp_path / "first", tmp_path / "moved"
+    with pytest.raises(SystemExit):
+        train_model_from_file(CONFIG, str(first), overrides=overrides)
+    assert (first / "best.th").exists()
+    shutil.copytree(first, moved)
+    (first / "best.th").unlink()
+    torch.save({name: torch.zeros_like(value) for name, value in _best_weights(moved).items()}, first / "best.th")
+
+    monkeypatch.delenv(DEADLINE_ENVIRONMENT_VARIABLE)
+    RecordBestModelFilename.seen.clear()
+    train_model_from_file(CONFIG, str(moved), overrides=overrides, recover=True)
+    assert RecordBestModelFilename.seen == [str(moved / "best.th")]
+    archived = torch.load(io.BytesIO(tarfile.open(moved / "model.tar.gz").extractfile("weights.th").read()),
+                          map_location="cpu")
+    assert any(tensor.abs().sum() > 0 for tensor in archived.values())
+    assert {name: tensor.tolist() for name, tensor in archived.items()} == {
+        name: tensor.tolist() for name, tensor in _best_weights(moved).items()}
 
 
 def test_without_a_deadline_training_runs_through(tmp_path, monkeypatch):
