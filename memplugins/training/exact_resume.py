@@ -50,7 +50,8 @@ state holds no random-number state:
     writes that file directly in the serialization directory, so on restore its name is re-rooted there.
 
 Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each checkpoint file's write; slow) and
-`tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary).
+`tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary; (h): a run copied to
+another directory and recovered there).
 """
 import io
 import json
