@@ -33,14 +33,20 @@ def bucket(length: int) -> str:
     return f"{first}+" if last == 10_000 else f"{first}-{last}"
 
 
+def validation_reader(run: Path, **overrides) -> DatasetReader:
+    """RUN's validation reader (its training reader where the config names none), as `allennlp evaluate` reads,
+    with `overrides` set on its parameters."""
+    params = Params.from_file(str(run / "config.json"))
+    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
+    for key, value in overrides.items():
+        reader_params[key] = value
+    return DatasetReader.from_params(reader_params)
+
+
 def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
     """TREES read by RUN's validation reader (fresh instances: an Instance keeps the indices of its first
     indexing); with `phrases`, every labelled subtree (the SST readers' `use_subtrees`)."""
-    params = Params.from_file(str(run / "config.json"))
-    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
-    if phrases:
-        reader_params["use_subtrees"] = True
-    return list(DatasetReader.from_params(reader_params).read(trees))
+    return list(validation_reader(run, **({"use_subtrees": True} if phrases else {})).read(trees))
 
 
 def load_run(run: Path, weights: str = "best.th") -> Model:

@@ -39,21 +39,14 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import torch
-from allennlp.common import Params
 from allennlp.common.util import import_module_and_submodules
-from allennlp.data import DatasetReader, Instance
+from allennlp.data import Instance
 from allennlp.models import Model
 
 from memplugins.metrics import MapMrr
-from sst_accuracy_by_length import load_run  # benchmarks/: this file's folder
+from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
 
 PAPER = (0.6811, 0.6993)  # Munkhdalai and Yu 2017, Table 2, MMA-NSE attention, WikiQA test MAP / MRR
-
-
-def validation_reader(run: Path) -> DatasetReader:
-    """RUN's validation reader (its training reader where the config names none), as `allennlp evaluate` reads."""
-    params = Params.from_file(str(run / "config.json"))
-    return DatasetReader.from_params(params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate())
 
 
 def model_scores(model: Model, instances: List[Instance], batch_size: int) -> List[float]:
