@@ -26,18 +26,18 @@ import argparse
 import functools
 import math
 import os
+from pathlib import Path
 from typing import Dict, List, Optional
 
 import torch
-from allennlp.common import Params
-from allennlp.data import Batch, DatasetReader
-from allennlp.models import Model
+from allennlp.data import Batch
 
 import allennlp_models.classification  # noqa: F401  (basic_classifier, sst_tokens)
 import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
 from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
 from memplugins.modules.lstmn import LstmnLayer
+from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
 
 MODES = ("model", "most recent slot", "uniform")
 
@@ -55,11 +55,7 @@ def ablations(num_layers: int) -> List[tuple]:
 
 def load(path: str):
     if os.path.isdir(path):
-        params = Params.from_file(os.path.join(path, "config.json"))
-        reader_params = params.get("validation_dataset_reader", params.get("dataset_reader"))
-        reader = DatasetReader.from_params(reader_params.duplicate())
-        model = Model.load(params, path, weights_file=os.path.join(path, "best.th"))
-        return model.eval(), reader
+        return load_run(Path(path)), validation_reader(Path(path))
     archive = load_archive(path)
     return archive.model.eval(), archive.validation_dataset_reader
 
