@@ -19,9 +19,10 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 NSE rows whose checkpoints come back (a few MiB) and whose epochs run about 5x faster than on a CPU
-#                 core: seed 2 of the fine-grained NSE with fine-tuned vectors, `sst5_nse_tuned_embeddings` (0.6 below
-#                 fixed vectors on seed 1), seed 3 of the binary NSE without its encoder's dropout,
+#                 NSE rows whose checkpoints come back (about 22 MiB with the optimizer's state, under carry_runs.py's
+#                 60 MiB) and whose epochs run about 5x faster than on a CPU core: seed 2 of the fine-grained NSE
+#                 with fine-tuned vectors, `sst5_nse_tuned_embeddings` (0.6 below fixed vectors on seed 1), seed 3 of
+#                 the binary NSE without its encoder's dropout,
 #                 `sst2_nse_no_encoder_dropout` (25 epochs of a third of sst5's phrases), and seed 3 of `sst5_nse`.
 #                 The lease of 2026-11-27 trained the earlier defaults, `iwslt_nse_nse` and `iwslt_nse_lstm` at the
 #                 paper's settings (40 epochs in 4.0 and 4.3 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of
