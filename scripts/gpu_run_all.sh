@@ -19,21 +19,23 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 NSE rows whose checkpoints come back (about 22 MiB with the optimizer's state, under carry_runs.py's
-#                 60 MiB) and whose epochs run about 5x faster than on a CPU core: seed 2 of the fine-grained NSE
-#                 with fine-tuned vectors, `sst5_nse_tuned_embeddings` (0.6 below fixed vectors on seed 1), seed 3 of
-#                 the binary NSE without its encoder's dropout,
-#                 `sst2_nse_no_encoder_dropout` (25 epochs of a third of sst5's phrases), and seed 3 of `sst5_nse`.
-#                 The lease of 2026-11-27 trained the earlier defaults, `iwslt_nse_nse` and `iwslt_nse_lstm` at the
-#                 paper's settings (40 epochs in 4.0 and 4.3 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of
-#                 its 25 epochs in 11.6 minutes, finished on the CPU), three lanes then one. The lease of 2026-11-27
-#                 evening found two rows that are no GPU lanes: `sst5_lstmn` (batch 5, the paper's: 120 steps a second
-#                 as CUDA graphs, 8.8 minutes an epoch, about twice one CPU core, which took 3 h for the 10) and
-#                 `sst2_iram_full` (100 s an epoch beside two lanes, but its checkpoint, 264 MiB, cannot come back,
-#                 and its 10 epochs need more than one lease); `sst5_nse` seed 2 ran 7 of its 25 epochs there (100 s
-#                 an epoch beside two lanes, 83 s alone; 7.9 minutes on a CPU core), the rest left to the CPU. Their
-#                 data, .gpudata/{sst,glove}, 23 MB, does not fit one call's carry beside .gpusite, so a lease runs
-#                 three calls on one warm machine:
+#                 NSE rows whose checkpoints come back (with the optimizer's state 21 MiB for fixed vectors, 32 MiB
+#                 for fine-tuned ones: carry_runs.py's 60 MiB takes two lanes' at most, the first lane's first; a
+#                 finished row sends its 10 MiB archive) and whose epochs run about 5x faster than on a CPU core: seed
+#                 2 of the fine-grained NSE with fine-tuned vectors, `sst5_nse_tuned_embeddings` (0.6 below fixed
+#                 vectors on seed 1), seed 2 of the binary NSE under the paper's L2 on all of θ,
+#                 `sst2_nse_tuned_embeddings_l2_on_embeddings` (25 epochs of a third of sst5's phrases; seed 1 took
+#                 2.2 h of a CPU core), and seed 3 of `sst5_nse`. The lease of 2026-11-27 trained the earlier
+#                 defaults, `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's settings (40 epochs in 4.0 and 4.3
+#                 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of its 25 epochs in 11.6 minutes, finished on
+#                 the CPU), three lanes then one. The lease of 2026-11-27 evening found two rows that are no GPU
+#                 lanes: `sst5_lstmn` (batch 5, the paper's: 120 steps a second as CUDA graphs beside two lanes, 8.8
+#                 minutes an epoch, where one CPU core took 7.1 minutes an epoch for seed 2, 71 minutes for the 10,
+#                 once denormals were flushed) and `sst2_iram_full` (100 s an epoch beside two lanes, but its
+#                 checkpoint, 264 MiB, cannot come back, and its 10 epochs need more than one lease); `sst5_nse` seed
+#                 2 ran 7 of its 25 epochs there (100 s an epoch beside two lanes, 83 s alone; 7.9 minutes on a CPU
+#                 core), the rest left to the CPU. Their data, .gpudata/{sst,glove}, 23 MB, does not fit one call's
+#                 carry beside .gpusite, so a lease runs three calls on one warm machine:
 #                   run(command="scripts/gpu_run_all.sh setup", carry=[".gpusite"], timeout_s=120)
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
 #                       carry=[".gpudata/sst", ".gpudata/glove"], timeout_s=560)
@@ -178,7 +180,7 @@ replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
   local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst5_nse_tuned_embeddings --seeds 2;sst_nse sst2_nse_no_encoder_dropout --seeds 3;sst_nse sst5_nse --seeds 3}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst5_nse_tuned_embeddings --seeds 2;sst_nse sst2_nse_tuned_embeddings_l2_on_embeddings --seeds 2;sst_nse sst5_nse --seeds 3}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
