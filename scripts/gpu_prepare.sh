@@ -3,7 +3,8 @@
 # so that the GPU's time goes to measuring:
 #   .gpusite/site.tar.xz  our pinned stack for its Python 3.12, less what its image has (scripts/build_wheelhouse.py)
 #   .gpudata/             the real data the GPU benchmarks read: SNLI dev, the GloVe 50d subset, SST train trees,
-#                         PTB (the replicate phase's language models); SST dev and test trees (its SST rows);
+#                         PTB (the replicate phase's language models); SNLI test (its SNLI rows); SST dev and test
+#                         trees (its SST rows);
 #                         IWSLT14 valid and test (its IWSLT rows); WikiQA and GloVe's top-100k file (the
 #                         wikiqa_mma_nse and IWSLT rows)
 # Both folders are ignored by git; on the GPU machine they arrive as carried paths. The carry limit (64 MiB for
@@ -21,7 +22,7 @@ if [ ! -s .gpusite/site.tar.xz ]; then
   "$PYTHON" scripts/build_wheelhouse.py --python-version 3.12 --out .whl \
       --skip-present scripts/gpu_machine_packages.txt --site-archive .gpusite/site.tar.xz
 fi
-for file in snli/snli_1.0_dev.jsonl.gz glove/glove.6B.50d.sst_snli-devtest.txt.gz sst/trees/train.txt \
+for file in snli/snli_1.0_dev.jsonl.gz snli/snli_1.0_test.jsonl.gz glove/glove.6B.50d.sst_snli-devtest.txt.gz sst/trees/train.txt \
     sst/trees/dev.txt sst/trees/test.txt ptb/ptb.train.txt ptb/ptb.valid.txt ptb/ptb.test.txt \
     iwslt14_de_en/valid.de-en.de iwslt14_de_en/valid.de-en.en iwslt14_de_en/test.de-en.de iwslt14_de_en/test.de-en.en \
     wikiqa/WikiQACorpus/WikiQA-train.txt wikiqa/WikiQACorpus/WikiQA-dev.tsv wikiqa/WikiQACorpus/WikiQA-test.tsv \

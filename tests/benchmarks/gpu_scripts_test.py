@@ -84,7 +84,7 @@ def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch
         default_rows)
     earlier = ("ptb_lstmn_3layers_skip", "ptb_lstm_3layers_skip", "ptb_lstmn_3layers", "ptb_lstm_no_dropout",
                "ptb_lstmn_no_dropout", "wikiqa_mma_nse", "iwslt_nse_nse", "iwslt_nse_lstm", "sst2_iram_full",
-               "sst5_lstmn", "sst2_nse_no_encoder_dropout")
+               "sst5_lstmn", "sst2_nse_no_encoder_dropout", "snli_esim", "snli_mma_nse_batch32", "snli_mma_nse")
     for name in (*default_rows, *earlier):
         row = rows[name]
         # the files a row reads directly, and those its slices are cut from (IWSLT trains on a slice of valid)
