@@ -284,6 +284,15 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_nse_no_encoder_dropout", "nse, binary, fixed vectors, no dropout in the NSE (the LSTM in its "
          "settings has none)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
          {"model.seq2seq_encoder.dropout": 0.0}),
+        # a remedy, after seeds of both put the NSE 1.6 dev points below allennlp's `lstm` in its settings with the
+        # vectors fixed (benchmarks/compare_seeds.py): the NSE as the authors' released code builds it, with the
+        # paper's SST settings otherwise: the linear compose layer as wide as its input (2k), the dropout on what
+        # the read and write LSTMs read, and the gradient's norm clipped at 15 (their Adam hook). Each was tried
+        # alone with the vectors fine-tuned on the earlier vocabulary (one seed each); here together, fixed
+        ("sst2_nse_authors_code", "nse, binary, fixed vectors, the authors' code: linear compose (2k wide), dropout "
+         "on the LSTMs' inputs, gradient norm clipped at 15", "training_config/sst2_nse.jsonnet", "2-class", 0.897,
+         {}, "config", {"model.seq2seq_encoder.compose_size": 600, "model.seq2seq_encoder.compose_activation":
+                        "linear", "model.seq2seq_encoder.dropout_placement": "inputs", "trainer.grad_norm": 15.0}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
