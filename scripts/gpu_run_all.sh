@@ -42,6 +42,14 @@
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=4.5; scripts/gpu_run_all.sh replicate",
 #                       timeout_s=330)
 #                 (the translation rows add .gpudata/iwslt14_de_en, 2.7 MB, to the second call's carry)
+#                 (the lease of 2026-11-28, an H200, ran SST and SNLI rows in two calls, the first carrying
+#                 .gpusite, .gpudata/sst, .gpudata/snli and .gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz, 52
+#                 MiB with the tree, so no setup call: REPLICATE="sst_nse sst2_nse --seeds 4;sst_nse sst2_nse
+#                 --seeds 5;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 5", 7 then 5.6 minutes. The
+#                 SNLI lane finished its three rows (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128, 5.5-14x a
+#                 CPU core); the binary NSE lanes reached epoch 23 of 25 (31 s an epoch). A binary run's checkpoint
+#                 is 34.1 MiB, not 21: its best epoch is seldom its last, so its best.th (11 MiB) travels too; one
+#                 such unfinished lane comes back, the second was lost (docs/gpu/2026-11-28-h200))
 #                 (the leases of 2026-11-26 and 27 trained the 3-layer PTB lanes, REPLICATE="ptb_lm
 #                 ptb_lstm_3layers_skip --seeds 2;ptb_lm ptb_lstmn_3layers_skip --seeds 3;ptb_lm
 #                 ptb_lstm_3layers_skip --seeds 3", carry [".gpusite", ".gpudata/ptb"]: two calls of a 15-minute
@@ -249,7 +257,7 @@ export PYTHON ROOT OUT FAMILIES_FILTER REPLICATE REPLICATE_MINUTES REPLICATE_DEV
     RACE_RUNS RACES_BEFORE
 status=0
 for phase in "${phases[@]}"; do
-  echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${MEMPLUGINS_COMMIT:-?}")" \
+  echo "## $phase, $(date -u +%Y-%m-%dT%H:%MZ), commit ${MEMPLUGINS_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo ?)}" \
       | tee "$OUT/$phase.md"
   timeout "$PHASE_SECONDS" bash -c "$phase" 2>&1 | tee -a "$OUT/$phase.md" \
       | grep -v -E "it/s\]|s/it\]"
