@@ -13,15 +13,16 @@ also contributes the checkpoint of its last *completed* epoch (`model_state_eK_b
 `--recover` resumes from it at the start of the next epoch. A checkpoint the deadline saved in the middle of an
 epoch is left behind (up to one epoch's work is repeated), and so is `best.th` when the last completed epoch is the
 best so far: it holds that epoch's weights, and `unpack` copies it from the model state. A finished run contributes
-its `model.tar.gz`, so that its test figure can be taken here too. Checkpoints and archives go in run by run
-(`--first` names the rows that go first, then the rest by name) while the parts together stay under `--max-mib`; a
-run whose checkpoint or archive does not fit is carried without it (the manifest says so). The budget is on the
-packed (gzipped) bytes, which is what the lent machine returns: float32 weights pack to about 93 % of their size, so
-a run is planned in while its raw bytes fit `RAW_ALLOWANCE` times the budget, the tar is built, and while it is over
-the budget the lowest-priority run that carries weights is left without them and the tar built again. (The
-default 60 MiB in parts of 15.5 leaves 4 MiB and 4 of the 8 returned files to the phase's tables. A 3-layer LSTMN's
-checkpoint whose best epoch is not its last, 58.9 MiB raw with its `best.th`, stayed behind under the old budget
-on the raw bytes, 58 MiB.)
+its `model.tar.gz`, so that its test figure can be taken here too. Checkpoints and archives go in run by run while
+the parts together stay under `--max-mib`: first every unfinished run's checkpoint, the only way to go on with it,
+then the finished runs' archives, whose results are already in the lane's replication.jsonl; within each group the
+rows `--first` names go first, in its order, then the rest by name. A run whose checkpoint or archive does not fit
+is carried without it (the manifest says so). The budget is on the packed (gzipped) bytes, which is what the lent
+machine returns: float32 weights pack to about 93 % of their size, so a run is planned in while its raw bytes fit
+`RAW_ALLOWANCE` times the budget, the tar is built, and while it is over the budget the lowest-priority run that
+carries weights is left without them and the tar built again. (The default 60 MiB in parts of 15.5 leaves 4 MiB and
+4 of the 8 returned files to the phase's tables. A 3-layer LSTMN's checkpoint whose best epoch is not its last, 58.9
+MiB raw with its `best.th`, stayed behind under the old budget on the raw bytes, 58 MiB.)
 
 `unpack` treats the parts as untrusted: it reads `MANIFEST.json` first, takes only regular files whose paths it
 lists (relative, no `..`, under a run directory named like replicate.py's), checks each file's size and SHA-256
@@ -108,7 +109,8 @@ def plan(runs: Path, first: List[str], max_bytes: int,
     archive goes in while the raw total stays under `max_bytes`, except the runs named in `left_behind`."""
     present = runs.iterdir() if runs.is_dir() else []  # no run began: the record is the manifest alone
     directories = sorted((path for path in present if (path / "run.json").is_file()),
-                         key=lambda path: (next((i for i, row in enumerate(first) if path.name.startswith(row + "-seed")),
+                         key=lambda path: (progress_here(path)[0][0],  # unfinished runs' checkpoints first
+                                           next((i for i, row in enumerate(first) if path.name.startswith(row + "-seed")),
                                                 len(first)), path.name))
     files: List[Tuple[Path, str]] = []
     entries: Dict[str, dict] = {}

@@ -19,37 +19,32 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 NSE rows whose checkpoints come back (with the optimizer's state 21 MiB for fixed vectors, 32 MiB
-#                 for fine-tuned ones: carry_runs.py's 60 MiB takes two lanes' at most, the first lane's first; a
-#                 finished row sends its 10 MiB archive) and whose epochs run about 5x faster than on a CPU core: seed
-#                 2 of the fine-grained NSE with fine-tuned vectors, `sst5_nse_tuned_embeddings` (0.6 below fixed
-#                 vectors on seed 1), seed 2 of the binary NSE under the paper's L2 on all of θ,
-#                 `sst2_nse_tuned_embeddings_l2_on_embeddings` (25 epochs of a third of sst5's phrases; seed 1 took
-#                 2.2 h of a CPU core), and seed 3 of `sst5_nse`. The lease of 2026-11-27 trained the earlier
-#                 defaults, `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's settings (40 epochs in 4.0 and 4.3
-#                 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of its 25 epochs in 11.6 minutes, finished on
-#                 the CPU), three lanes then one. The lease of 2026-11-27 evening found two rows that are no GPU
-#                 lanes: `sst5_lstmn` (batch 5, the paper's: 120 steps a second as CUDA graphs beside two lanes, 8.8
-#                 minutes an epoch, where one CPU core took 7.1 minutes an epoch for seed 2, 71 minutes for the 10,
-#                 once denormals were flushed) and `sst2_iram_full` (100 s an epoch beside two lanes, but its
-#                 checkpoint, 264 MiB, cannot come back, and its 10 epochs need more than one lease); `sst5_nse` seed
-#                 2 ran 7 of its 25 epochs there (100 s an epoch beside two lanes, 83 s alone; 7.9 minutes on a CPU
-#                 core), the rest left to the CPU. Their data, .gpudata/{sst,glove}, 23 MB, does not fit one call's
-#                 carry beside .gpusite, so a lease runs three calls on one warm machine:
-#                   run(command="scripts/gpu_run_all.sh setup", carry=[".gpusite"], timeout_s=120)
+#                 lanes whose unfinished checkpoints come back together within carry_runs.py's 60 MiB, in lane
+#                 order, or which finish in the lease: seed 5 of the binary NSE, `sst2_nse` (its 25 epochs
+#                 need about 13 minutes of lane time, 31 s an epoch beside two lanes on an H200, 3-4.7 minutes on a
+#                 CPU core; unfinished, 34.1 MiB with its best.th, since a binary run's best epoch is seldom its
+#                 last), seed 3 of `sst5_nse` (83-100 s an epoch, 7.9 minutes on a CPU core; 21 MiB, its best epoch
+#                 late), and sixth seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at both batches
+#                 (1.5-4 minutes each on an H200, 20-24 on a core), which finish and come back as replication.jsonl
+#                 lines. Their data fits the first call's carry beside .gpusite (52 MiB with the tree), so a lease is
+#                 two calls on one warm machine, the second made at once (the machine waits 30 s):
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
-#                       carry=[".gpudata/sst", ".gpudata/glove"], timeout_s=560)
-#                   run(command="export OUT=$OUT REPLICATE_MINUTES=4.5; scripts/gpu_run_all.sh replicate",
-#                       timeout_s=330)
-#                 (the translation rows add .gpudata/iwslt14_de_en, 2.7 MB, to the second call's carry)
-#                 (the lease of 2026-11-28, an H200, ran SST and SNLI rows in two calls, the first carrying
-#                 .gpusite, .gpudata/sst, .gpudata/snli and .gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz, 52
-#                 MiB with the tree, so no setup call: REPLICATE="sst_nse sst2_nse --seeds 4;sst_nse sst2_nse
-#                 --seeds 5;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 5", 7 then 5.6 minutes. The
-#                 SNLI lane finished its three rows (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128, 5.5-14x a
-#                 CPU core); the binary NSE lanes reached epoch 23 of 25 (31 s an epoch). A binary run's checkpoint
-#                 is 34.1 MiB, not 21: its best epoch is seldom its last, so its best.th (11 MiB) travels too; one
-#                 such unfinished lane comes back, the second was lost (docs/gpu/2026-11-28-h200))
+#                       carry=[".gpusite", ".gpudata/sst", ".gpudata/snli",
+#                              ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"], timeout_s=540)
+#                   run(command="export OUT=$OUT REPLICATE_MINUTES=5.5; scripts/gpu_run_all.sh replicate",
+#                       timeout_s=385)
+#                 Earlier leases: 2026-11-28 (an H200) ran these lanes with seeds 4 and 5 of `sst2_nse` in two lanes:
+#                 the SNLI lane finished (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128), the binary lanes
+#                 reached epoch 23 of 25, and only one of their two 34.1 MiB checkpoints could come back
+#                 (docs/gpu/2026-11-28-h200). 2026-11-27 trained `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's
+#                 settings (40 epochs in 4.0 and 4.3 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of 25 epochs
+#                 in 11.6 minutes, finished on the CPU); its evening lease found two rows that are no GPU lanes:
+#                 `sst5_lstmn` (batch 5, the paper's: 8.8 minutes an epoch as CUDA graphs beside two lanes, where a
+#                 CPU core takes 7.1 once denormals are flushed) and `sst2_iram_full` (100 s an epoch, but its 264 MiB
+#                 checkpoint cannot come back and its 10 epochs need more than one lease); `sst5_nse` seed 2 ran 7 of
+#                 its 25 epochs there. Rows that read .gpudata/glove's 17 MB top-100k file (IWSLT, WikiQA) need a
+#                 first `setup` call carrying .gpusite alone, then the data in the next call
+#                 (the translation rows add .gpudata/iwslt14_de_en, 2.7 MB)
 #                 (the leases of 2026-11-26 and 27 trained the 3-layer PTB lanes, REPLICATE="ptb_lm
 #                 ptb_lstm_3layers_skip --seeds 2;ptb_lm ptb_lstmn_3layers_skip --seeds 3;ptb_lm
 #                 ptb_lstm_3layers_skip --seeds 3", carry [".gpusite", ".gpudata/ptb"]: two calls of a 15-minute
@@ -57,7 +52,8 @@
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
 #                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
-#                 checkpoint (the first lane's first row first, within 60 MiB packed) into $OUT/runs.tar.gz.NNN; here,
+#                 checkpoint (the lanes' first rows first, in lane order, then finished runs' archives, within 60
+#                 MiB packed) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU
 #                 (a later call's parts after an earlier call's: a run there is replaced only where carried further).
 #                 Back in $OUT: replication.jsonl (finished rows) and the parts. The runs stay in
@@ -187,12 +183,12 @@ workers() {
 replicate() {
   local runs=/tmp/memplugins-runs end
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
-  local lanes lane index=0 first=""
-  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst5_nse_tuned_embeddings --seeds 2;sst_nse sst2_nse_tuned_embeddings_l2_on_embeddings --seeds 2;sst_nse sst5_nse --seeds 3}"
+  local lanes lane index=0 firsts=()
+  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst2_nse --seeds 5;sst_nse sst5_nse --seeds 3;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 6}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
-    [ -z "$first" ] && first=$2
+    firsts+=("$2")  # each lane's first row, in lane order: carry_runs.py packs their checkpoints first
     (
       family=$1; shift
       rows=() options=()  # the words before the first option are rows; the rest goes to every replicate.py call
@@ -215,7 +211,7 @@ replicate() {
     ) &
   done
   wait
-  "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first $first
+  "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first "${firsts[@]}"
 }
 
 nan() {

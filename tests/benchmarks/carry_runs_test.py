@@ -113,6 +113,24 @@ def test_a_checkpoint_over_the_budget_stays_behind_and_the_first_rows_go_first(t
     assert not any(name.startswith("a_row-seed1/train/model_state") for _, name in files)
 
 
+def test_unfinished_runs_checkpoints_go_before_finished_runs_archives(tmp_path):
+    # a finished run's result is in the lane's replication.jsonl already; an unfinished run goes on only from its
+    # checkpoint, so with room for one the checkpoint travels, also when --first names the finished row and its
+    # name sorts first
+    runs = tmp_path / "runs"
+    finished = _run_dir(runs, "a_row-seed1", done=True) / "train"
+    (finished / "model.tar.gz").write_bytes(b"a" * 600_000)
+    (_run_dir(runs, "b_row-seed1") / "train" / "model_state_e2_b0.th").write_bytes(b"w" * 600_000)
+    files, entries = carry_runs.plan(runs, first=["a_row"], max_bytes=1_000_000)
+    assert entries["b_row-seed1"]["checkpoint"]["epochs_completed"] == 2
+    assert "archive" not in entries["a_row-seed1"] and "did not fit" in entries["a_row-seed1"]["left_behind"]
+    # --first orders the unfinished runs among themselves
+    (_run_dir(runs, "c_row-seed1") / "train" / "model_state_e2_b0.th").write_bytes(b"w" * 600_000)
+    files, entries = carry_runs.plan(runs, first=["c_row", "a_row"], max_bytes=1_000_000)
+    assert entries["c_row-seed1"]["checkpoint"] and not entries["b_row-seed1"]["checkpoint"]
+    assert [name for name in entries] == ["c_row-seed1", "b_row-seed1", "a_row-seed1"]
+
+
 def test_the_budget_is_on_the_packed_bytes(tmp_path):
     """A checkpoint over the budget in raw bytes that packs under it travels (float32 weights pack to about 93 %:
     the 3-layer LSTMN's 58.9 MiB had stayed behind under a budget on raw bytes); when the packed parts are over the
