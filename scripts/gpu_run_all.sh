@@ -20,22 +20,26 @@
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
 #                 lanes whose unfinished checkpoints come back together within carry_runs.py's 60 MiB, in lane
-#                 order, or which finish in the lease: seed 5 of the binary NSE, `sst2_nse` (its 25 epochs
-#                 need about 13 minutes of lane time, 31 s an epoch beside two lanes on an H200, 3-4.7 minutes on a
-#                 CPU core; unfinished, 34.1 MiB with its best.th, since a binary run's best epoch is seldom its
-#                 last), seed 3 of `sst5_nse` (83-100 s an epoch, 7.9 minutes on a CPU core; 21 MiB, its best epoch
-#                 late), and sixth seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at both batches
-#                 (1.5-4 minutes each on an H200, 20-24 on a core), which finish and come back as replication.jsonl
-#                 lines. Their data fits the first call's carry beside .gpusite (52 MiB with the tree), so a lease is
+#                 order, or which finish in the lease: seed 6 of the binary NSE, `sst2_nse` (its 25 epochs
+#                 need 11.5-13 minutes of lane time, 27-31 s an epoch beside two or three lanes on an H200, 3-4.7
+#                 minutes on a CPU core; unfinished, 34.1 MiB with its best.th, since a binary run's best epoch is
+#                 seldom its last), seed 3 of `sst5_nse` (83-100 s an epoch, 7.9 minutes on a CPU core; 21 MiB, its
+#                 best epoch late), and seventh seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at
+#                 both batches (1.3-4 minutes each on an H200, 20-24 on a core), which finish and come back as
+#                 replication.jsonl lines. Their data fits the first call's carry beside .gpusite (52 MiB with the tree), so a lease is
 #                 two calls on one warm machine, the second made at once (the machine waits 30 s):
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
 #                       carry=[".gpusite", ".gpudata/sst", ".gpudata/snli",
 #                              ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"], timeout_s=540)
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=5.5; scripts/gpu_run_all.sh replicate",
 #                       timeout_s=385)
-#                 Earlier leases: 2026-11-28 (an H200) ran these lanes with seeds 4 and 5 of `sst2_nse` in two lanes:
-#                 the SNLI lane finished (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128), the binary lanes
-#                 reached epoch 23 of 25, and only one of their two 34.1 MiB checkpoints could come back
+#                 Earlier leases: the second of 2026-11-28 (an H200) ran `sst2_nse` seed 5, the SNLI sixth seeds and
+#                 the NSE-settings LSTMs' (sst_peers sst2_lstm_in_nse_settings_fixed_embeddings --seeds 5, and
+#                 sst2_lstm2_in_nse_settings_fixed_embeddings --seeds 4) as four lanes in calls of 7 and 5.3 minutes,
+#                 every run finished (docs/gpu/2026-11-28-h200-2; allennlp's `lstm` rows gain little there, about 20
+#                 s an epoch); the first of 2026-11-28 (an H200) ran these lanes with seeds 4 and 5 of `sst2_nse`
+#                 in two lanes: the SNLI lane finished (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128), the
+#                 binary lanes reached epoch 23 of 25, and only one of their two 34.1 MiB checkpoints could come back
 #                 (docs/gpu/2026-11-28-h200). 2026-11-27 trained `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's
 #                 settings (40 epochs in 4.0 and 4.3 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of 25 epochs
 #                 in 11.6 minutes, finished on the CPU); its evening lease found two rows that are no GPU lanes:
@@ -56,9 +60,10 @@
 #                 MiB packed) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU
 #                 (a later call's parts after an earlier call's: a run there is replaced only where carried further).
-#                 Back in $OUT: replication.jsonl (finished rows) and the parts. The runs stay in
-#                 /tmp/memplugins-runs on the machine: a later call while it is warm, with the same lanes, resumes
-#                 them there (the skip row of 2026-11-26 finished so, in a second call of 4 minutes).
+#                 Back in $OUT: replication.jsonl (the rows this call finished; a later call on the warm machine
+#                 neither evaluates nor returns an earlier call's again) and the parts. The runs stay in
+#                 /tmp/memplugins-runs ($REPLICATE_RUNS) on the machine: a later call while it is warm, with the
+#                 same lanes, resumes them there (the skip row of 2026-11-26 finished so, in a second call of 4 minutes).
 #                 WikiQA (REPLICATE="wikiqa wikiqa_mma_nse"): its data (.gpudata/wikiqa, .gpudata/glove: 23 MB) does
 #                 not fit one call's carry beside .gpusite, so a first call carrying .gpusite (any phase, e.g.
 #                 check) unpacks the stack into /tmp, and the next call, on the same machine while it is warm,
@@ -181,10 +186,15 @@ workers() {
 }
 
 replicate() {
-  local runs=/tmp/memplugins-runs end
+  local runs=${REPLICATE_RUNS:-/tmp/memplugins-runs} end results before
   end=$("$PYTHON" -c "import time; print(round(time.time() + 60 * ${REPLICATE_MINUTES:-6.5}))")
+  # the results stay beside the runs, so that a later call on the warm machine skips what an earlier one finished
+  # (a fresh file per call had it evaluate those runs again and return their lines twice); $OUT gets this call's lines
+  results="$runs/replication.jsonl"
+  mkdir -p "$runs" && touch "$results"
+  before=$(wc -l < "$results")
   local lanes lane index=0 firsts=()
-  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst2_nse --seeds 5;sst_nse sst5_nse --seeds 3;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 6}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst2_nse --seeds 6;sst_nse sst5_nse --seeds 3;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 7}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
@@ -203,7 +213,7 @@ replicate() {
           echo "[lane $index] $row: $left s left, MEMPLUGINS_CUDA_GRAPHS=$graphs"
           MEMPLUGINS_CUDA_GRAPHS=$graphs "$PYTHON" benchmarks/replicate.py "$family" --rows "$row" \
               --device "${REPLICATE_DEVICE:-cuda:0}" --threads 3 --minutes "$("$PYTHON" -c "print($left / 60)")" \
-              --data "$ROOT/.gpudata" --runs "$runs" --results "$OUT/replication.jsonl" ${options[@]+"${options[@]}"} 2>&1 \
+              --data "$ROOT/.gpudata" --runs "$runs" --results "$results" ${options[@]+"${options[@]}"} 2>&1 \
               | grep -v "^|\|^###\|^$" | sed "s/^/[lane $index] /"
           [ "${PIPESTATUS[0]}" -eq 0 ] && break
         done
@@ -211,6 +221,7 @@ replicate() {
     ) &
   done
   wait
+  tail -n +$((before + 1)) "$results" > "$OUT/replication.jsonl"
   "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first "${firsts[@]}"
 }
 

@@ -4,6 +4,7 @@ whole lock, the GPU machine's package list leaves the packages we must carry car
 an unknown phase before it touches anything.
 """
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -119,7 +120,8 @@ def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "gpu_run_all.sh"), "replicate"], capture_output=True, text=True, timeout=120,
         env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(stub), "MEMPLUGINS_SITE": str(tmp_path / "site"),
-             "REPLICATE": "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c", "REPLICATE_MINUTES": "5"})
+             "REPLICATE": "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c", "REPLICATE_MINUTES": "5",
+             "REPLICATE_RUNS": str(tmp_path / "runs")})
     assert result.returncode == 0, result.stderr
     calls = log.read_text().splitlines()
     replicate = sorted(call for call in calls if call.startswith("benchmarks/replicate.py"))
@@ -129,3 +131,27 @@ def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
     # every lane's first row, in lane order, goes first into what comes back
     assert [call for call in calls if call.startswith("benchmarks/carry_runs.py pack")][0].endswith(
         "--first row_a row_c")
+
+
+def test_a_later_replicate_call_returns_only_its_own_results(tmp_path):
+    # a stand-in replicate.py that records one result per call in the --results file it is given; the lanes' results
+    # stay beside the runs on the warm machine, so a second call skips what the first finished (replicate.py's
+    # `done` reads that file) and returns only the lines it added
+    stub = tmp_path / "python"
+    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec "{sys.executable}" "$@"; fi\n'
+                    'if [ "$1" = benchmarks/replicate.py ]; then row=$4; while [ $# -gt 0 ]; do\n'
+                    '  [ "$1" = --results ] && echo "{\\"row\\": \\"$row\\", \\"call\\": \\"$CALL\\"}" >> "$2"; shift\n'
+                    'done; fi\n')
+    stub.chmod(0o755)
+    for call in ("1", "2"):
+        result = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "gpu_run_all.sh"), "replicate"], capture_output=True, text=True,
+            timeout=120, env={**os.environ, "OUT": str(tmp_path / f"out{call}"), "PYTHON": str(stub), "CALL": call,
+                              "MEMPLUGINS_SITE": str(tmp_path / "site"), "REPLICATE": "ptb_lm row_a;sst_nse row_c",
+                              "REPLICATE_MINUTES": "5", "REPLICATE_RUNS": str(tmp_path / "runs")})
+        assert result.returncode == 0, result.stderr
+    returned = [[json.loads(line) for line in (tmp_path / f"out{call}" / "replication.jsonl").read_text().splitlines()]
+                for call in ("1", "2")]
+    assert [sorted((line["row"], line["call"]) for line in lines) for lines in returned] == [
+        [("row_a", "1"), ("row_c", "1")], [("row_a", "2"), ("row_c", "2")]]
+    assert len((tmp_path / "runs" / "replication.jsonl").read_text().splitlines()) == 4
