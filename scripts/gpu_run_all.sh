@@ -26,8 +26,8 @@
 #                 seldom its last), seed 3 of `sst5_nse` (83-100 s an epoch, 7.9 minutes on a CPU core; 21 MiB, its
 #                 best epoch late), and seventh seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at
 #                 both batches (1.3-4 minutes each on an H200, 20-24 on a core), which finish and come back as
-#                 replication.jsonl lines. Their data fits the first call's carry beside .gpusite (52 MiB with the tree), so a lease is
-#                 two calls on one warm machine, the second made at once (the machine waits 30 s):
+#                 replication.jsonl lines. Their data fits the first call's carry beside .gpusite (52 MiB with the
+#                 tree), so a lease is two calls on one warm machine, the second made at once (the machine waits 30 s):
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
 #                       carry=[".gpusite", ".gpudata/sst", ".gpudata/snli",
 #                              ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"], timeout_s=540)
@@ -63,7 +63,8 @@
 #                 Back in $OUT: replication.jsonl (the rows this call finished; a later call on the warm machine
 #                 neither evaluates nor returns an earlier call's again) and the parts. The runs stay in
 #                 /tmp/memplugins-runs ($REPLICATE_RUNS) on the machine: a later call while it is warm, with the
-#                 same lanes, resumes them there (the skip row of 2026-11-26 finished so, in a second call of 4 minutes).
+#                 same lanes, resumes them there (the skip row of 2026-11-26 finished so, in a second call of 4
+#                 minutes).
 #                 WikiQA (REPLICATE="wikiqa wikiqa_mma_nse"): its data (.gpudata/wikiqa, .gpudata/glove: 23 MB) does
 #                 not fit one call's carry beside .gpusite, so a first call carrying .gpusite (any phase, e.g.
 #                 check) unpacks the stack into /tmp, and the next call, on the same machine while it is warm,

@@ -110,18 +110,23 @@ def test_gpu_run_all_says_what_to_carry_when_it_has_no_stack(tmp_path):
     assert result.returncode == 1 and "carry .gpusite" in result.stderr, result.stderr
 
 
-def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
-    # a stand-in python that runs `-c` snippets (the deadline arithmetic, the stack check) and logs every script call
-    log = tmp_path / "calls.log"
+def run_replicate_phase(tmp_path: Path, stub_body: str, out: Path, lanes: str, **env: str):
+    """`gpu_run_all.sh replicate` with a stand-in python: it runs `-c` snippets (the deadline arithmetic, the stack
+    check) and `stub_body` (sh) for every script call; the runs folder is tmp_path/runs."""
     stub = tmp_path / "python"
-    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec "{sys.executable}" "$@"; fi\n'
-                    f'echo "$@" >> "{log}"\n')
+    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec "{sys.executable}" "$@"; fi\n' + stub_body)
     stub.chmod(0o755)
-    result = subprocess.run(
+    return subprocess.run(
         ["bash", str(ROOT / "scripts" / "gpu_run_all.sh"), "replicate"], capture_output=True, text=True, timeout=120,
-        env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(stub), "MEMPLUGINS_SITE": str(tmp_path / "site"),
-             "REPLICATE": "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c", "REPLICATE_MINUTES": "5",
-             "REPLICATE_RUNS": str(tmp_path / "runs")})
+        env={**os.environ, "OUT": str(out), "PYTHON": str(stub), "MEMPLUGINS_SITE": str(tmp_path / "site"),
+             "REPLICATE": lanes, "REPLICATE_MINUTES": "5", "REPLICATE_RUNS": str(tmp_path / "runs"), **env})
+
+
+def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
+    # the stand-in logs every script call
+    log = tmp_path / "calls.log"
+    result = run_replicate_phase(tmp_path, f'echo "$@" >> "{log}"\n', tmp_path / "out",
+                                 "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c")
     assert result.returncode == 0, result.stderr
     calls = log.read_text().splitlines()
     replicate = sorted(call for call in calls if call.startswith("benchmarks/replicate.py"))
@@ -135,20 +140,13 @@ def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
 
 def test_a_later_replicate_call_returns_only_its_own_results(tmp_path):
     # a stand-in replicate.py that records one result per call in the --results file it is given; the lanes' results
-    # stay beside the runs on the warm machine, so a second call skips what the first finished (replicate.py's
-    # `done` reads that file) and returns only the lines it added
-    stub = tmp_path / "python"
-    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec "{sys.executable}" "$@"; fi\n'
-                    'if [ "$1" = benchmarks/replicate.py ]; then row=$4; while [ $# -gt 0 ]; do\n'
-                    '  [ "$1" = --results ] && echo "{\\"row\\": \\"$row\\", \\"call\\": \\"$CALL\\"}" >> "$2"; shift\n'
-                    'done; fi\n')
-    stub.chmod(0o755)
+    # stay beside the runs on the warm machine (replicate.py's `done` reads that file, so a second call skips what the
+    # first finished), and each call returns only the lines it added
+    record = ('if [ "$1" = benchmarks/replicate.py ]; then row=$4; while [ $# -gt 0 ]; do\n'
+              '  [ "$1" = --results ] && echo "{\\"row\\": \\"$row\\", \\"call\\": \\"$CALL\\"}" >> "$2"; shift\n'
+              'done; fi\n')
     for call in ("1", "2"):
-        result = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "gpu_run_all.sh"), "replicate"], capture_output=True, text=True,
-            timeout=120, env={**os.environ, "OUT": str(tmp_path / f"out{call}"), "PYTHON": str(stub), "CALL": call,
-                              "MEMPLUGINS_SITE": str(tmp_path / "site"), "REPLICATE": "ptb_lm row_a;sst_nse row_c",
-                              "REPLICATE_MINUTES": "5", "REPLICATE_RUNS": str(tmp_path / "runs")})
+        result = run_replicate_phase(tmp_path, record, tmp_path / f"out{call}", "ptb_lm row_a;sst_nse row_c", CALL=call)
         assert result.returncode == 0, result.stderr
     returned = [[json.loads(line) for line in (tmp_path / f"out{call}" / "replication.jsonl").read_text().splitlines()]
                 for call in ("1", "2")]
