@@ -311,6 +311,14 @@ FAMILIES: Dict[str, List[Row]] = {
          "on the LSTMs' inputs, gradient norm clipped at 15", "training_config/sst2_nse.jsonnet", "2-class", 0.897,
          {}, "config", {"model.seq2seq_encoder.compose_size": 600, "model.seq2seq_encoder.compose_activation":
                         "linear", "model.seq2seq_encoder.dropout_placement": "inputs", "trainer.grad_norm": 15.0}),
+        # a diagnostic, after the NSE without its memory (sst_peers' sst2_lstm_relu_lstm_in_nse_settings_fixed_
+        # embeddings) read about 2 points above the NSE: the memory read but never written (write_memory=false,
+        # M_t = M_0, the projected inputs), so each step attends over the sentence and the compose layer still
+        # gets m_r. Between the two it splits the memory's cost into the reads' and the writes'. Without the
+        # encoder's dropout, as the memory-free row and sst2_nse_no_encoder_dropout
+        ("sst2_nse_read_only_memory", "nse, binary, fixed vectors, no dropout in the NSE, memory read-only (M_t = "
+         "M_0: eq. 6 left out)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
+         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.write_memory": False}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [

@@ -41,6 +41,10 @@ class NseEncoder(Seq2SeqEncoder):
         M_t = M_{t-1} ⊙ (1 - z_t e_k^T) + z_t h_t^T           (6, 14)  erase and write where the key points
         M^n_t likewise with z^n_t                             (15)     (if `write_extra_memories`)
 
+    `write_memory=False` (not in the paper; an ablation) leaves out eq. 6: M_t = M_0 for every t, so each step
+    attends over the (projected) inputs and nothing it composes is written back. Between the NSE and the same
+    network without any memory, it separates what the reads cost or bring from what the writes do.
+
     The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
     read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
     receives the same h_t, the memories are kept in the exactly equivalent factored form
@@ -91,6 +95,9 @@ class NseEncoder(Seq2SeqEncoder):
         How many extra memories `encode` is given (MMA-NSE); fixes the compose MLP's input size (2 + n) k.
     write_extra_memories : `bool`, optional (default = `True`)
         Write h_t back into the extra memories (eq. 15, the paper's behaviour); if false they are only read.
+    write_memory : `bool`, optional (default = `True`)
+        Write h_t into the encoding memory (eq. 6, the paper's behaviour); if false it stays M_0 and is only read
+        (then `output="memory"` returns M_0).
     output : `str`, optional (default = `"hidden"`)
         What `forward` returns: "hidden" (h_t) or "memory" (M_T).
     dropout : `float`, optional (default = `0.0`)
@@ -124,6 +131,7 @@ class NseEncoder(Seq2SeqEncoder):
         num_write_layers: Optional[int] = None,
         num_extra_memories: int = 0,
         write_extra_memories: bool = True,
+        write_memory: bool = True,
         output: str = "hidden",
         dropout: float = 0.0,
         dropout_placement: str = "outputs",
@@ -160,6 +168,7 @@ class NseEncoder(Seq2SeqEncoder):
         self.hidden_size = hidden_size
         self._num_extra_memories = num_extra_memories
         self._write_extra_memories = write_extra_memories
+        self._write_memory = write_memory
         self._output = output
         self.memory_projection = (
             torch.nn.Linear(input_size, hidden_size, bias=False) if input_size != hidden_size else None
@@ -173,7 +182,8 @@ class NseEncoder(Seq2SeqEncoder):
         )
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
-            NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, output=output, dropout=dropout,
+            NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, write_memory=write_memory,
+                       output=output, dropout=dropout,
                        dropout_placement=dropout_placement, compose_size=compose_size,
                        compose_activation=compose_activation, bias=bias)
             if bidirectional
@@ -280,7 +290,7 @@ class NseEncoder(Seq2SeqEncoder):
             read_outputs = self._dropout(read_outputs)
             dropout_mask, compose_dropout = self._dropout_mask(inputs), None  # on h_t: drawn for all steps at once
         k = self.hidden_size
-        memories = [(self.initial_memory(inputs, mask), mask, True)]
+        memories = [(self.initial_memory(inputs, mask), mask, self._write_memory)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
         # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
         memories = [Memory(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)

@@ -67,6 +67,30 @@ def test_mma_nse_equals_reference_of_eq_7_to_15(write_extra):
         torch.testing.assert_close(out.extra_memories[0], first)
 
 
+@pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
+def test_a_read_only_memory_stays_m0_and_each_key_attends_over_it(num_write_layers):
+    """write_memory=False: eq. 6 left out, so M_T = M_0 and z_t = softmax(o_t^T M_0) over the real slots, computed
+    here from the read LSTM's outputs with allennlp's masked_softmax (independently of the encoder's loop)."""
+    from allennlp.nn.util import masked_softmax
+
+    encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, write_memory=False), seed=11).eval()
+    x, mask = padded(LENGTHS, 6, seed=12)
+    out = encoder.encode(x, mask)
+    initial = encoder.initial_memory(x, mask)
+    torch.testing.assert_close(out.memory, initial, atol=0, rtol=0)
+    queries = torch.stack([  # o_t (eq. 1), each sequence alone, zero past its end
+        torch.nn.functional.pad(encoder.read_lstm(x[b : b + 1, :length])[0][0], (0, 0, 0, max(LENGTHS) - length))
+        for b, length in enumerate(LENGTHS)
+    ])
+    expected = masked_softmax(torch.bmm(queries, initial.transpose(1, 2)), mask.unsqueeze(1)) * mask.unsqueeze(-1)
+    torch.testing.assert_close(out.keys, expected, atol=1e-6, rtol=0)
+    writing = NseEncoder(6, 4, num_write_layers=num_write_layers)
+    writing.load_state_dict(encoder.state_dict())
+    written = writing.eval().encode(x, mask)
+    torch.testing.assert_close(written.keys[:, 0], out.keys[:, 0])  # step 1 reads M_0 either way ...
+    assert not torch.allclose(written.hidden, out.hidden, atol=1e-4)  # ... and the writes change what follows
+
+
 def test_padding_invariance():
     encoder = randomize(NseEncoder(6, 4, num_extra_memories=1), seed=7).eval()
     x, mask = padded(LENGTHS, 6, seed=8)

@@ -176,7 +176,8 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
             states[layer] = (new_h, new_c)  # past an example's end they run on, unread (see the docstring)
             layer_input = new_h
         h_t = layer_input if value_dropout is None else layer_input * value_dropout[:, t]
-        memory = memory_write(memory, z_t, h_t)  # (6), (14): z_t = 0 at padded slots and steps
+        if encoder._write_memory:
+            memory = memory_write(memory, z_t, h_t)  # (6), (14): z_t = 0 at padded slots and steps
         for n, (z_n, _) in enumerate(reads):
             if write_extras:
                 extras[n] = memory_write(extras[n], z_n, h_t)  # (15)

@@ -71,7 +71,8 @@ def nse_reference(
         states, h_t = new_states, layer_input_t
         if value_dropout is not None:
             h_t = h_t * value_dropout[t]
-        M = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_t, M)]  # (6), (14)
+        if encoder._write_memory:
+            M = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_t, M)]  # (6), (14)
         for n, (z_n, _) in enumerate(reads):
             if encoder._write_extra_memories:
                 extras[n] = [(1 - z_i) * m_i + z_i * h_t for z_i, m_i in zip(z_n, extras[n])]  # (15)

@@ -19,6 +19,7 @@ CASES = {
     "mma_written_3": dict(extras=2, num_write_layers=3, write_extra_memories=True),
     "mma_read_only_2": dict(extras=1, num_write_layers=2, num_read_layers=2, write_extra_memories=False),
     "linear_wide_2": dict(extras=1, num_write_layers=2, compose_size=12, compose_activation="linear"),
+    "read_only_2": dict(extras=1, num_write_layers=2, write_memory=False),
 }
 
 

@@ -1,7 +1,7 @@
 """
 The NSE fast path (`memplugins.modules.fast.nse`) against the literal per-example reference of eq. 1-15
 (`memplugins.modules.reference.nse`): hidden states, keys, final memories and every gradient, padded and unpadded,
-with extra memories written or read-only, both compose settings, and dropout given the same masks.
+with the own and extra memories written or read-only, both compose settings, and dropout given the same masks.
 """
 import pytest
 import torch
@@ -16,6 +16,11 @@ CASES = {
     "mma_written": dict(extras=2, write_extra_memories=True),
     "mma_read_only": dict(extras=1, write_extra_memories=False),
     "linear_wide": dict(extras=1, compose_size=12, compose_activation="linear"),
+    # the write_memory=False ablation: the own memory read-only, alone, beside a written extra, and with nothing
+    # written at all (the factored state then has no written memory)
+    "nse_read_only": dict(extras=0, write_memory=False),
+    "read_only_beside_written_extra": dict(extras=1, write_memory=False),
+    "nothing_written": dict(extras=1, write_memory=False, write_extra_memories=False),
 }
 
 
