@@ -8,7 +8,8 @@ the sentences):
 * where the read key z_t (Munkhdalai and Yu 2017, eq. 2) goes: the mean weight on the current word's slot t, on the
   slots before it and on those after it (M_0 holds every word of the sentence, so z_t can read ahead), the mean
   distance |i - t|, the entropy as a fraction of the uniform distribution's over the sentence, and how much of M_0
-  is left in the final memory (the mean over slots of prod_t (1 - z_t[i]), eq. 6's retention);
+  is left in the final memory (the mean over slots of prod_t (1 - z_t[i]), eq. 6's retention; 1 for an encoder
+  trained with `write_memory: false`, whose replacements below never write either);
 * the accuracy when the memory is replaced, with every weight kept:
   - "current slot": z_t = e_t, a one-hot on the word's own slot. Slot t is still M_0's projected x_t when step t
     reads it (no earlier step wrote there), so the NSE becomes an LSTM f_w over f_c(o_t, W x_t): no memory;
@@ -76,6 +77,7 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
     retained = mask.to(inputs.dtype)
     lengths = mask.sum(-1, keepdim=True).clamp(min=1)
     outputs = []
+    writes = encoder._write_memory and mode != "never written"  # an encoder trained read-only stays so
     for t in range(num_steps):
         if mode in ("model", "never written"):
             scores = torch.einsum("bik,bk->bi", memory, read[:, t]).masked_fill(~mask, float("-inf"))
@@ -91,9 +93,9 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
         h_new, c_new = cell(composed, (h, c))  # (5)
         h = torch.where(step.unsqueeze(-1), h_new, h)
         c = torch.where(step.unsqueeze(-1), c_new, c)
-        if mode != "never written":
+        if writes:
             memory = memory * (1 - z.unsqueeze(-1)) + z.unsqueeze(-1) * h.unsqueeze(1)  # (6)
-        retained = retained * (1 - z)
+            retained = retained * (1 - z)
         outputs.append(h * step.unsqueeze(-1))
         if totals is not None:
             for group, members in groups.items():

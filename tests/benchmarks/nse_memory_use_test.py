@@ -81,3 +81,21 @@ def test_the_current_slot_replacement_is_an_lstm_over_the_composed_word():
         # and with the model's keys, the plain steps are the encoder's fast path
         assert torch.allclose(nse_memory_use.nse_steps(encoder, inputs, mask, "model"), encoder(inputs, mask),
                               atol=1e-5)
+
+
+def test_an_encoder_trained_read_only_is_analysed_as_it_runs():
+    """write_memory=False: "as trained" is the encoder's own output, equal to "never written", and the uniform
+    replacement does not write either."""
+    torch.manual_seed(2)
+    encoder = NseEncoder(input_size=5, hidden_size=6, write_memory=False).eval()
+    writing = NseEncoder(input_size=5, hidden_size=6).eval()
+    writing.load_state_dict(encoder.state_dict())
+    inputs = torch.randn(3, 7, 5)
+    mask = torch.tensor([[True] * 7, [True] * 4 + [False] * 3, [True] * 2 + [False] * 5])
+    with torch.no_grad():
+        as_trained = nse_memory_use.nse_steps(encoder, inputs, mask, "model")
+        assert torch.allclose(as_trained, encoder(inputs, mask), atol=1e-5)
+        assert torch.allclose(as_trained, nse_memory_use.nse_steps(encoder, inputs, mask, "never written"))
+        assert torch.allclose(nse_memory_use.nse_steps(writing, inputs, mask, "never written"), as_trained)
+        assert not torch.allclose(nse_memory_use.nse_steps(writing, inputs, mask, "uniform"),
+                                  nse_memory_use.nse_steps(encoder, inputs, mask, "uniform"), atol=1e-4)
