@@ -3,7 +3,7 @@ The Triton kernels of the NSE fast path, checked without a GPU: the memory acces
 nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`)
 and the write LSTM's forward and backward (`lstm_cell_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
-and every gradient, in float64, padded (and unpadded), with extra memories written and read-only, and, with the
+and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only, and, with the
 kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in
 a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
@@ -56,7 +56,7 @@ CHECK = textwrap.dedent(
         for full in (False, True) if name == "mma_written" else (False,):
             encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
             x, mask, extra_memories = batch(extras, full)
-            written = 1 + (extras if encoder._write_extra_memories else 0)
+            written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
             compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras), x.size(1) * written)
     # blocks of 4 slots or steps: a memory of 9 slots and a history of up to 8 values run over 3 blocks
     kernel.MAX_BLOCK = backward_kernel.MAX_BLOCK = write_kernel.MAX_BLOCK = 4
