@@ -4,7 +4,7 @@ equations and masking are documented in `memplugins.encoders.nse`) as one autogr
 backward: the fast path `NseEncoder` takes (one write-LSTM layer; deeper f_w runs `nse_deep`). Its
 reference is the literal per-example form of eq. 1-15 in `memplugins.modules.reference.nse`, and
 `tests/modules/fast/nse_test.py` compares the two: outputs, keys, final memories and every gradient, with padding,
-extra memories written or read-only, both compose settings and dropout.
+the own and extra memories written or read-only, both compose settings and dropout.
 
 The memories are kept in the factored form M_t = diag(a_t) M_0 + W_t H_t (a_t: decay, W_t: the l × t write weights,
 H_t: the written values), which eq. 6 unrolls to: M_t = M_{t-1} ⊙ (1 - z_t 1ᵀ) + z_t h_tᵀ scales every earlier

@@ -32,7 +32,7 @@ Why it equals the reference: the same equations, each on a `(B, ...)` batch inst
 - Dropout: the caller passes the scaled masks for o_t and for the written h_t, as to the reference (the write LSTM
   carries the h before dropout, the memory and H receive it after).
 `tests/modules/fast/nse_deep_test.py` compares outputs and every gradient with the reference in float64, padded,
-with extra memories written and read-only, and with dropout masks.
+with the own and extra memories written and read-only, and with dropout masks.
 
 It keeps the fast-path contract (`memplugins.modules.fast.contract`): under autocast the loop runs in float32 with
 autocast off (the read LSTM before it stays autocast's); the memory read and write refuse `create_graph=True` (for
