@@ -146,7 +146,7 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
     batch_size, num_steps, k = read_outputs.shape
     extras = [extra for extra, _ in extra_memories]
     extra_masks = [slots for _, slots in extra_memories]
-    write_extras = encoder._write_extra_memories
+    write_memory, write_extras = encoder._write_memory, encoder._write_extra_memories
     states = [(read_outputs.new_zeros(batch_size, k), read_outputs.new_zeros(batch_size, k))
               for _ in encoder.write_cells]
     # the compose layer's and each write cell's products, [x, h] [W_ih, W_hh]ᵀ, with their gradients deferred
@@ -176,7 +176,7 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
             states[layer] = (new_h, new_c)  # past an example's end they run on, unread (see the docstring)
             layer_input = new_h
         h_t = layer_input if value_dropout is None else layer_input * value_dropout[:, t]
-        if encoder._write_memory:
+        if write_memory:
             memory = memory_write(memory, z_t, h_t)  # (6), (14): z_t = 0 at padded slots and steps
         for n, (z_n, _) in enumerate(reads):
             if write_extras:

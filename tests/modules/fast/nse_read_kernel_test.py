@@ -3,9 +3,10 @@ The Triton kernels of the NSE fast path, checked without a GPU: the memory acces
 nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`)
 and the write LSTM's forward and backward (`lstm_cell_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
-and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only, and, with the
-kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads the variable when a kernel is defined, so the check runs in
-a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only,
+and, with the kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads
+the variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py`
+covers the kernels.
 """
 import textwrap
 
