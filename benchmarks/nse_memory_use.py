@@ -70,7 +70,7 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
     batch_size, num_steps, _ = inputs.shape
     k = encoder.hidden_size
     read, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1) o_t
-    memory = encoder.initial_memory(inputs, mask)  # M_0
+    memory = encoder.initial_memory(inputs, mask, read)  # M_0 (x_t, or o_t with initial_memory="read_states")
     cell = encoder.write_cells[0]
     h = inputs.new_zeros(batch_size, k)
     c = inputs.new_zeros(batch_size, k)

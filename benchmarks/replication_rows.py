@@ -319,6 +319,12 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_nse_read_only_memory", "nse, binary, fixed vectors, no dropout in the NSE, memory read-only (M_t = "
          "M_0: eq. 6 left out)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
          {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.write_memory": False}),
+        # Whether the reads cost because of what M_0 holds: slot t starts as the read LSTM's o_t (the word in its
+        # left context, as the memory-free network's compose layer sees it) instead of the projected 50d word.
+        # Written as the paper's; otherwise as the two rows above
+        ("sst2_nse_read_state_memory", "nse, binary, fixed vectors, no dropout in the NSE, M_0 = the read LSTM's "
+         "states o_t", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
+         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.initial_memory": "read_states"}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [

@@ -11,6 +11,7 @@ from memplugins.modules.fast.nse_deep import nse_deep_write
 from memplugins.modules.reversal import reverse_padded
 
 OUTPUTS = ("hidden", "memory")
+INITIAL_MEMORIES = ("inputs", "read_states")
 DROPOUT_PLACEMENTS = ("outputs", "inputs")
 COMPOSE_ACTIVATIONS = {"relu": torch.relu, "linear": lambda x: x}
 
@@ -44,6 +45,13 @@ class NseEncoder(Seq2SeqEncoder):
     `write_memory=False` (not in the paper; an ablation) leaves out eq. 6: M_t = M_0 for every t, so each step
     attends over the (projected) inputs and nothing it composes is written back. Between the NSE and the same
     network without any memory, it separates what the reads cost or bring from what the writes do.
+
+    `initial_memory="read_states"` (not in the paper; an ablation) initialises slot t with the read LSTM's o_t
+    (eq. 1, before any dropout on o_t) instead of x_t: M_0 = [o_1; ...; o_T], each slot the word in its left
+    context rather than the word alone. The paper initialises with the embeddings (section 2: "the memory is
+    initialized by the embedding vectors") and leaves other initialisations to future work (section 6). Since o_t
+    depends only on x, M_0 is still known before the loop, and the gradient reaches f_r through M_0 as well as
+    through the queries.
 
     The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
     read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
@@ -98,6 +106,10 @@ class NseEncoder(Seq2SeqEncoder):
     write_memory : `bool`, optional (default = `True`)
         Write h_t into the encoding memory (eq. 6, the paper's behaviour); if false it stays M_0 and is only read
         (then `output="memory"` returns M_0).
+    initial_memory : `str`, optional (default = `"inputs"`)
+        What M_0's slot t holds: "inputs", x_t (projected to k when `input_size != hidden_size`; the paper's), or
+        "read_states", the read LSTM's o_t (see above; no projection then). With `dropout_placement="inputs"`,
+        o_t is computed from the dropped x_t, as the queries are.
     output : `str`, optional (default = `"hidden"`)
         What `forward` returns: "hidden" (h_t) or "memory" (M_T).
     dropout : `float`, optional (default = `0.0`)
@@ -132,6 +144,7 @@ class NseEncoder(Seq2SeqEncoder):
         num_extra_memories: int = 0,
         write_extra_memories: bool = True,
         write_memory: bool = True,
+        initial_memory: str = "inputs",
         output: str = "hidden",
         dropout: float = 0.0,
         dropout_placement: str = "outputs",
@@ -164,14 +177,19 @@ class NseEncoder(Seq2SeqEncoder):
         num_write_layers = num_write_layers or num_layers or 1
         if output not in OUTPUTS:
             raise ConfigurationError(f"nse: output must be one of {OUTPUTS}, got {output!r}")
+        if initial_memory not in INITIAL_MEMORIES:
+            raise ConfigurationError(f"nse: initial_memory must be one of {INITIAL_MEMORIES}, got {initial_memory!r}")
         self._input_size = input_size
         self.hidden_size = hidden_size
         self._num_extra_memories = num_extra_memories
         self._write_extra_memories = write_extra_memories
         self._write_memory = write_memory
+        self._initial_memory = initial_memory
         self._output = output
-        self.memory_projection = (
-            torch.nn.Linear(input_size, hidden_size, bias=False) if input_size != hidden_size else None
+        self.memory_projection = (  # read states already have k features
+            torch.nn.Linear(input_size, hidden_size, bias=False)
+            if input_size != hidden_size and initial_memory == "inputs"
+            else None
         )
         self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, bias=bias,  # f_r
                                        batch_first=True)
@@ -183,7 +201,7 @@ class NseEncoder(Seq2SeqEncoder):
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
             NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, write_memory=write_memory,
-                       output=output, dropout=dropout,
+                       initial_memory=initial_memory, output=output, dropout=dropout,
                        dropout_placement=dropout_placement, compose_size=compose_size,
                        compose_activation=compose_activation, bias=bias)
             if bidirectional
@@ -226,9 +244,15 @@ class NseEncoder(Seq2SeqEncoder):
         backward = reverse_padded(self.backward_encoder(reverse_padded(inputs, mask), mask), mask)
         return torch.cat([encoded, backward], dim=-1)
 
-    def initial_memory(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
-        """M_0: the inputs (projected to k if needed), zero at padding."""
-        memory = self.memory_projection(inputs) if self.memory_projection is not None else inputs
+    def initial_memory(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, read_outputs: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
+        """M_0, zero at padding: the inputs (projected to k if needed), or with `initial_memory="read_states"` the
+        read LSTM's outputs o_t, `read_outputs` `(B, T, k)` (undropped) if the caller has them, else run here."""
+        if self._initial_memory == "read_states":
+            memory = read_outputs if read_outputs is not None else run_masked_lstm(self.read_lstm, inputs, mask)[0]
+        else:
+            memory = self.memory_projection(inputs) if self.memory_projection is not None else inputs
         return memory * mask.unsqueeze(-1)
 
     def encode(
@@ -284,13 +308,15 @@ class NseEncoder(Seq2SeqEncoder):
             input_dropout, compose_dropout = self._input_dropout_masks(inputs)
             read_inputs = inputs if input_dropout is None else inputs * input_dropout
             read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
+            initial = self.initial_memory(inputs, mask, read_outputs)
             dropout_mask = None
         else:  # on o_t and h_t
             read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
+            initial = self.initial_memory(inputs, mask, read_outputs)  # before o_t's dropout
             read_outputs = self._dropout(read_outputs)
             dropout_mask, compose_dropout = self._dropout_mask(inputs), None  # on h_t: drawn for all steps at once
         k = self.hidden_size
-        memories = [(self.initial_memory(inputs, mask), mask, self._write_memory)]
+        memories = [(initial, mask, self._write_memory)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
         # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
         memories = [Memory(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)

@@ -91,6 +91,45 @@ def test_a_read_only_memory_stays_m0_and_each_key_attends_over_it(num_write_laye
     assert not torch.allclose(written.hidden, out.hidden, atol=1e-4)  # ... and the writes change what follows
 
 
+@pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
+def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_write_layers):
+    """initial_memory="read_states": M_0 = [o_1; ...; o_T], with o_t the read LSTM's output computed here for each
+    sequence alone. Read-only, M_T = M_0 and z_t = masked_softmax(o_t^T M_0) (allennlp's, independent of the
+    encoder's loop); written, step 1 reads the same M_0 and the gradient reaches the read LSTM through M_0 as well."""
+    from allennlp.nn.util import masked_softmax
+
+    encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, initial_memory="read_states",
+                                   write_memory=False), seed=13).eval()
+    assert encoder.memory_projection is None  # o_t already has k features
+    x, mask = padded(LENGTHS, 6, seed=14)
+    out = encoder.encode(x, mask)
+    states = torch.stack([  # o_t (eq. 1), each sequence alone, zero past its end
+        torch.nn.functional.pad(encoder.read_lstm(x[b : b + 1, :length])[0][0], (0, 0, 0, max(LENGTHS) - length))
+        for b, length in enumerate(LENGTHS)
+    ])
+    torch.testing.assert_close(out.memory, states, atol=1e-6, rtol=0)
+    expected = masked_softmax(torch.bmm(states, states.transpose(1, 2)), mask.unsqueeze(1)) * mask.unsqueeze(-1)
+    torch.testing.assert_close(out.keys, expected, atol=1e-6, rtol=0)
+
+    writing = NseEncoder(6, 4, num_write_layers=num_write_layers, initial_memory="read_states")
+    writing.load_state_dict(encoder.state_dict())
+    written = writing.eval().encode(x, mask)
+    torch.testing.assert_close(written.keys[:, 0], out.keys[:, 0])
+    # M_0 from the inputs (the paper's) gives other keys from the same read LSTM
+    paper = NseEncoder(6, 4, num_write_layers=num_write_layers)
+    paper.load_state_dict(encoder.state_dict(), strict=False)
+    assert not torch.allclose(paper.eval().encode(x, mask).keys, out.keys, atol=1e-3)
+    # read-only, M_T = M_0 = O: its gradient reaches the read LSTM, and nothing downstream of the loop
+    out.memory.sum().backward()
+    assert encoder.read_lstm.weight_ih_l0.grad.abs().sum() > 0
+    assert all(p.grad is None or not p.grad.any()
+               for p in list(encoder.write_cells.parameters()) + list(encoder.compose.parameters()))
+    both_ways = NseEncoder(6, 4, bidirectional=True, initial_memory="read_states")
+    assert both_ways.backward_encoder._initial_memory == "read_states" and both_ways.memory_projection is None
+    with pytest.raises(ConfigurationError, match="initial_memory"):
+        NseEncoder(6, 4, initial_memory="embeddings")
+
+
 def test_padding_invariance():
     encoder = randomize(NseEncoder(6, 4, num_extra_memories=1), seed=7).eval()
     x, mask = padded(LENGTHS, 6, seed=8)

@@ -33,12 +33,14 @@ def nse_reference(
     """
     x `(T, d_in)`; extras: each extra memory's real slots `(l_n, k)`; read_dropout / value_dropout: scaled dropout
     masks `(T, k)` for o_t and for the written h_t (the encoder's dropout on its outputs), or None; input_dropout
-    `(T, d_in)` / compose_dropout `(T, c)`: for x_t as f_r's input (M_0 keeps the undropped x) and for c_t as f_w's
+    `(T, d_in)` / compose_dropout `(T, c)`: for x_t as f_r's input (M_0 keeps the undropped x, or holds the o_t
+    computed from the dropped x with `initial_memory="read_states"`) and for c_t as f_w's
     input (the encoder's dropout on the LSTMs' inputs), or None. Returns H `(T, k)`, the final
     memory M_T `(T, k)`, the keys Z `(T, T)`, the final extra memories and their keys `(T, l_n)`.
     """
     k = encoder.hidden_size
-    M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
+    if encoder._initial_memory == "inputs":  # M_0: the embeddings, as the paper
+        M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
     extras = [list(extra) for extra in extras]
     layer_input = list(x if input_dropout is None else x * input_dropout)  # (1): f_r, layer by layer, step by step
     for layer in range(encoder.read_lstm.num_layers):
@@ -49,6 +51,8 @@ def nse_reference(
             h, c = lstm_step(*weights, x_t, h, c)
             outputs.append(h)
         layer_input = outputs
+    if encoder._initial_memory == "read_states":  # M_0: o_1, ..., o_T, before o_t's dropout
+        M = list(layer_input)
     states = [(x.new_zeros(k), x.new_zeros(k)) for _ in encoder.write_cells]
     H, Z, extra_keys = [], [], [[] for _ in extras]
     for t, o_t in enumerate(layer_input):

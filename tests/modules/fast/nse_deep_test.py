@@ -1,8 +1,8 @@
 """
 The batched step loop for NSEs with more than one write-LSTM layer (`memplugins.modules.fast.nse_deep`) against the
 literal per-example reference of eq. 1-15 (`memplugins.modules.reference.nse`): hidden states, keys, final memories
-and every gradient, padded (with an empty sequence) and unpadded, with extra memories written or read-only, a deeper
-read LSTM and the linear compose. Dropout given the same masks: `nse_test.py`'s dropout test, for one write layer
+and every gradient, padded (with an empty sequence) and unpadded, with the own and extra memories written or read-only,
+M_0 from the inputs or from the read LSTM's states, a deeper read LSTM and the linear compose. Dropout given the same masks: `nse_test.py`'s dropout test, for one write layer
 and two.
 """
 import pytest
@@ -20,6 +20,7 @@ CASES = {
     "mma_read_only_2": dict(extras=1, num_write_layers=2, num_read_layers=2, write_extra_memories=False),
     "linear_wide_2": dict(extras=1, num_write_layers=2, compose_size=12, compose_activation="linear"),
     "read_only_2": dict(extras=1, num_write_layers=2, write_memory=False),
+    "read_states_2": dict(extras=1, num_write_layers=2, num_read_layers=2, initial_memory="read_states"),
 }
 
 

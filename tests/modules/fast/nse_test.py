@@ -1,7 +1,8 @@
 """
 The NSE fast path (`memplugins.modules.fast.nse`) against the literal per-example reference of eq. 1-15
 (`memplugins.modules.reference.nse`): hidden states, keys, final memories and every gradient, padded and unpadded,
-with the own and extra memories written or read-only, both compose settings, and dropout given the same masks.
+with the own and extra memories written or read-only, M_0 from the inputs or from the read LSTM's states, both compose
+settings, and dropout given the same masks.
 """
 import pytest
 import torch
@@ -21,6 +22,9 @@ CASES = {
     "nse_read_only": dict(extras=0, write_memory=False),
     "read_only_beside_written_extra": dict(extras=1, write_memory=False),
     "nothing_written": dict(extras=1, write_memory=False, write_extra_memories=False),
+    # initial_memory="read_states": M_0 = o_1..o_T (the gradient reaches f_r through M_0 too), written and read-only
+    "read_states": dict(extras=0, initial_memory="read_states"),
+    "read_states_read_only_beside_written_extra": dict(extras=1, initial_memory="read_states", write_memory=False),
 }
 
 
@@ -67,8 +71,11 @@ def test_fast_path_equals_the_literal_reference(case, full):
 
 # one write layer: the fast path; two: memplugins.modules.fast.nse_deep's step loop
 @pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
-def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(num_write_layers):
-    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, num_write_layers=num_write_layers)
+@pytest.mark.parametrize("initial_memory", ["inputs", "read_states"])
+def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(num_write_layers, initial_memory):
+    """With M_0 from the read states, M_0 holds o_t before its dropout (the reference builds it so)."""
+    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, num_write_layers=num_write_layers,
+                         initial_memory=initial_memory)
     encoder = randomize(encoder.double(), seed=4).train()
     x, mask, extras = batch(1)
     torch.manual_seed(0)
@@ -85,11 +92,12 @@ def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it
 
 
 @pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
-@pytest.mark.parametrize("compose", [dict(), dict(compose_size=12, compose_activation="linear")],
-                         ids=["relu", "linear"])
+@pytest.mark.parametrize("compose", [dict(), dict(compose_size=12, compose_activation="linear"),
+                                     dict(initial_memory="read_states")], ids=["relu", "linear", "read_states"])
 def test_dropout_on_the_lstms_inputs_matches_the_reference_given_its_masks(num_write_layers, compose):
     """`dropout_placement="inputs"` (the authors' code): x_t into f_r and c_t into f_w are dropped; o_t (so the
-    keys), the written h_t and the memory's initial x are not."""
+    keys), the written h_t and the memory's initial x are not (with `initial_memory="read_states"`, M_0 holds the
+    o_t computed from the dropped x)."""
     encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, dropout_placement="inputs",
                          num_write_layers=num_write_layers, **compose)
     encoder = randomize(encoder.double(), seed=4).train()
