@@ -95,7 +95,7 @@ def test_a_read_only_memory_stays_m0_and_each_key_attends_over_it(num_write_laye
 def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_write_layers):
     """initial_memory="read_states": M_0 = [o_1; ...; o_T], with o_t the read LSTM's output computed here for each
     sequence alone. Read-only, M_T = M_0 and z_t = masked_softmax(o_t^T M_0) (allennlp's, independent of the
-    encoder's loop); written, step 1 reads the same M_0 and the gradient reaches the read LSTM through M_0 as well."""
+    encoder's loop), and M_T's gradient reaches the read LSTM through M_0 alone; written, step 1 reads the same M_0."""
     from allennlp.nn.util import masked_softmax
 
     encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, initial_memory="read_states",
@@ -117,7 +117,7 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
     torch.testing.assert_close(written.keys[:, 0], out.keys[:, 0])
     # M_0 from the inputs (the paper's) gives other keys from the same read LSTM
     paper = NseEncoder(6, 4, num_write_layers=num_write_layers)
-    paper.load_state_dict(encoder.state_dict(), strict=False)
+    paper.load_state_dict(encoder.state_dict(), strict=False)  # all but its memory projection
     assert not torch.allclose(paper.eval().encode(x, mask).keys, out.keys, atol=1e-3)
     # read-only, M_T = M_0 = O: its gradient reaches the read LSTM, and nothing downstream of the loop
     out.memory.sum().backward()

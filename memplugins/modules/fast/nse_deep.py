@@ -130,8 +130,7 @@ def nse_deep_write(
     `(B, T, T)`, the final extra memories and their keys `(B, T, l_n)`. read_dropout / value_dropout: scaled dropout
     masks `(B, T, k)` for o_t and for the written h_t, or None; input_dropout `(B, T, input_size)` / compose_dropout
     `(B, T, c)`: for x_t as f_r's input (M_0 keeps the undropped inputs, or holds the o_t computed from the dropped
-    ones with `initial_memory="read_states"`) and for c_t as the first write layer's
-    input, or None.
+    ones with `initial_memory="read_states"`) and for c_t as the first write layer's input, or None.
     """
     read_inputs = inputs if input_dropout is None else inputs * input_dropout
     read_outputs, _ = run_masked_lstm(encoder.read_lstm, read_inputs, mask)  # (1), all t at once

@@ -34,9 +34,9 @@ def nse_reference(
     x `(T, d_in)`; extras: each extra memory's real slots `(l_n, k)`; read_dropout / value_dropout: scaled dropout
     masks `(T, k)` for o_t and for the written h_t (the encoder's dropout on its outputs), or None; input_dropout
     `(T, d_in)` / compose_dropout `(T, c)`: for x_t as f_r's input (M_0 keeps the undropped x, or holds the o_t
-    computed from the dropped x with `initial_memory="read_states"`) and for c_t as f_w's
-    input (the encoder's dropout on the LSTMs' inputs), or None. Returns H `(T, k)`, the final
-    memory M_T `(T, k)`, the keys Z `(T, T)`, the final extra memories and their keys `(T, l_n)`.
+    computed from the dropped x with `initial_memory="read_states"`) and for c_t as f_w's input (the encoder's
+    dropout on the LSTMs' inputs), or None. Returns H `(T, k)`, the final memory M_T `(T, k)`, the keys Z `(T, T)`,
+    the final extra memories and their keys `(T, l_n)`.
     """
     k = encoder.hidden_size
     if encoder._initial_memory == "inputs":  # M_0: the embeddings, as the paper

@@ -2,8 +2,8 @@
 The batched step loop for NSEs with more than one write-LSTM layer (`memplugins.modules.fast.nse_deep`) against the
 literal per-example reference of eq. 1-15 (`memplugins.modules.reference.nse`): hidden states, keys, final memories
 and every gradient, padded (with an empty sequence) and unpadded, with the own and extra memories written or read-only,
-M_0 from the inputs or from the read LSTM's states, a deeper read LSTM and the linear compose. Dropout given the same masks: `nse_test.py`'s dropout test, for one write layer
-and two.
+M_0 from the inputs or from the read LSTM's states, a deeper read LSTM and the linear compose. Dropout given the same
+masks: `nse_test.py`'s dropout tests, for one write layer and two.
 """
 import pytest
 import torch
