@@ -304,17 +304,15 @@ class NseEncoder(Seq2SeqEncoder):
                                                  compose_dropout=compose_dropout))
             read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
             return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, read_dropout, value_dropout))
-        if on_inputs:  # on x_t and c_t; o_t and h_t undropped
-            input_dropout, compose_dropout = self._input_dropout_masks(inputs)
-            read_inputs = inputs if input_dropout is None else inputs * input_dropout
-            read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
-            initial = self.initial_memory(inputs, mask, read_outputs)
-            dropout_mask = None
-        else:  # on o_t and h_t
-            read_outputs, _ = run_masked_lstm(self.read_lstm, inputs, mask)  # (1), fused over all t
-            initial = self.initial_memory(inputs, mask, read_outputs)  # before o_t's dropout
+        # "inputs": on x_t and c_t, o_t and h_t undropped; "outputs": on o_t and h_t
+        input_dropout, compose_dropout = self._input_dropout_masks(inputs) if on_inputs else (None, None)
+        read_inputs = inputs if input_dropout is None else inputs * input_dropout
+        read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
+        initial = self.initial_memory(inputs, mask, read_outputs)  # before o_t's dropout
+        dropout_mask = None
+        if not on_inputs:
             read_outputs = self._dropout(read_outputs)
-            dropout_mask, compose_dropout = self._dropout_mask(inputs), None  # on h_t: drawn for all steps at once
+            dropout_mask = self._dropout_mask(inputs)  # on h_t: drawn for all steps at once
         k = self.hidden_size
         memories = [(initial, mask, self._write_memory)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]

@@ -39,8 +39,6 @@ def nse_reference(
     the final extra memories and their keys `(T, l_n)`.
     """
     k = encoder.hidden_size
-    if encoder._initial_memory == "inputs":  # M_0: the embeddings, as the paper
-        M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
     extras = [list(extra) for extra in extras]
     layer_input = list(x if input_dropout is None else x * input_dropout)  # (1): f_r, layer by layer, step by step
     for layer in range(encoder.read_lstm.num_layers):
@@ -53,6 +51,8 @@ def nse_reference(
         layer_input = outputs
     if encoder._initial_memory == "read_states":  # M_0: o_1, ..., o_T, before o_t's dropout
         M = list(layer_input)
+    else:  # M_0: the embeddings, as the paper
+        M = [encoder.memory_projection(x_i) if encoder.memory_projection is not None else x_i for x_i in x]
     states = [(x.new_zeros(k), x.new_zeros(k)) for _ in encoder.write_cells]
     H, Z, extra_keys = [], [], [[] for _ in extras]
     for t, o_t in enumerate(layer_input):
