@@ -325,6 +325,14 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_nse_read_state_memory", "nse, binary, fixed vectors, no dropout in the NSE, M_0 = the read LSTM's "
          "states o_t", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
          {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.initial_memory": "read_states"}),
+        # a diagnostic, after the row above matched the memory-free network with keys almost uniform over the slots
+        # (98.8% of the uniform entropy): the same M_0 never written, so M_t = O and each key is a plain attention
+        # of o_t over the sentence's read states (z_t = softmax(O o_t)). Against the row above it says what the
+        # writes add once M_0 holds context; against sst2_nse_read_only_memory, what the read states add to M_0
+        ("sst2_nse_read_only_read_state_memory", "nse, binary, fixed vectors, no dropout in the NSE, M_0 = the read "
+         "LSTM's states o_t, read-only (M_t = M_0)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {},
+         "config", {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.initial_memory": "read_states",
+                    "model.seq2seq_encoder.write_memory": False}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
