@@ -94,8 +94,9 @@ def test_a_read_only_memory_stays_m0_and_each_key_attends_over_it(num_write_laye
 @pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
 def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_write_layers):
     """initial_memory="read_states": M_0 = [o_1; ...; o_T], with o_t the read LSTM's output computed here for each
-    sequence alone. Read-only, M_T = M_0 and z_t = masked_softmax(o_t^T M_0) (allennlp's, independent of the
-    encoder's loop), and M_T's gradient reaches the read LSTM through M_0 alone; written, step 1 reads the same M_0."""
+    sequence alone (by the encoder, and by `initial_memory` called alone). Read-only, M_T = M_0 and
+    z_t = masked_softmax(o_t^T M_0) (allennlp's, independent of the encoder's loop), and M_T's gradient reaches the
+    read LSTM through M_0 alone; written, step 1 reads the same M_0."""
     from allennlp.nn.util import masked_softmax
 
     encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, initial_memory="read_states",
@@ -108,6 +109,8 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
         for b, length in enumerate(LENGTHS)
     ])
     torch.testing.assert_close(out.memory, states, atol=1e-6, rtol=0)
+    # called alone (as benchmarks/nse_memory_use.py may), initial_memory runs the read LSTM itself
+    torch.testing.assert_close(encoder.initial_memory(x, mask), states, atol=1e-6, rtol=0)
     expected = masked_softmax(torch.bmm(states, states.transpose(1, 2)), mask.unsqueeze(1)) * mask.unsqueeze(-1)
     torch.testing.assert_close(out.keys, expected, atol=1e-6, rtol=0)
 
