@@ -109,7 +109,7 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
         for b, length in enumerate(LENGTHS)
     ])
     torch.testing.assert_close(out.memory, states, atol=1e-6, rtol=0)
-    # called alone (as benchmarks/nse_memory_use.py may), initial_memory runs the read LSTM itself
+    # called without the caller's o_t (every caller in the repo passes it), initial_memory runs the read LSTM itself
     torch.testing.assert_close(encoder.initial_memory(x, mask), states, atol=1e-6, rtol=0)
     expected = masked_softmax(torch.bmm(states, states.transpose(1, 2)), mask.unsqueeze(1)) * mask.unsqueeze(-1)
     torch.testing.assert_close(out.keys, expected, atol=1e-6, rtol=0)
