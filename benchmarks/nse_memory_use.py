@@ -10,6 +10,7 @@ the sentences):
   distance |i - t|, the entropy as a fraction of the uniform distribution's over the sentence, and how much of M_0
   is left in the final memory (the mean over slots of prod_t (1 - z_t[i]), eq. 6's retention; 1 for an encoder
   trained with `write_memory: false`, whose replacements below never write either);
+* with `key_strength: true`, the mean key strength β_t (the encoder's eq. 2');
 * the accuracy when the memory is replaced, with every weight kept:
   - "current slot": z_t = e_t, a one-hot on the word's own slot. Slot t is still M_0's projected x_t when step t
     reads it (no earlier step wrote there), so the NSE becomes an LSTM f_w over f_c(o_t, W x_t): no memory;
@@ -71,6 +72,9 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
     k = encoder.hidden_size
     read, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1) o_t
     memory = encoder.initial_memory(inputs, mask, read)  # M_0 (x_t, or o_t with initial_memory="read_states")
+    queries = encoder.key_queries(read)  # o_t, or β_t o_t with key_strength (2')
+    strengths = (torch.nn.functional.softplus(encoder.key_strength(read)).squeeze(-1)  # β_t, (B, T)
+                 if encoder.key_strength is not None and mode == "model" else None)
     cell = encoder.write_cells[0]
     h = inputs.new_zeros(batch_size, k)
     c = inputs.new_zeros(batch_size, k)
@@ -80,7 +84,7 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
     writes = encoder._write_memory and mode != "never written"  # an encoder trained read-only stays so
     for t in range(num_steps):
         if mode in ("model", "never written"):
-            scores = torch.einsum("bik,bk->bi", memory, read[:, t]).masked_fill(~mask, float("-inf"))
+            scores = torch.einsum("bik,bk->bi", memory, queries[:, t]).masked_fill(~mask, float("-inf"))
             z = torch.softmax(scores, dim=-1)  # (2)
         elif mode == "current slot":
             z = torch.nn.functional.one_hot(torch.full((batch_size,), t), num_steps).to(inputs.dtype)
@@ -100,6 +104,8 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
         if totals is not None:
             for group, members in groups.items():
                 add_key_statistics(totals[group], z[step & members], t, lengths[step & members].squeeze(-1))
+                if strengths is not None:
+                    totals[group]["key strength"] += float(strengths[:, t][step & members].sum())
     if totals is not None:
         for group, members in groups.items():
             totals[group]["M_0 retained at the end"] += float((retained * mask)[members].sum())
@@ -129,7 +135,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     names = ["all"] + [bucket(first) for first, _ in BUCKETS]
     correct = {mode: dict.fromkeys(names, 0.0) for mode in MODES}
     counts = dict.fromkeys(names, 0)
-    totals = {name: dict.fromkeys(("steps", "entropy steps", "slots") + STATISTICS, 0.0) for name in names}
+    totals = {name: dict.fromkeys(("steps", "entropy steps", "slots", "key strength") + STATISTICS, 0.0)
+              for name in names}
     original_forward = encoder.forward
     with torch.no_grad():
         for start in starts:
@@ -182,6 +189,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         print(f"| {name} | {steps:.0f} | " + " | ".join(f"{value:.2f}" if statistic == "mean distance" else
                                                          f"{value:.3f}" for statistic, value in zip(STATISTICS, figures))
               + " |")
+    if encoder.key_strength is not None:
+        print("\nkey strength β_t (key_strength: true; the mean over steps), by sentence length: " + ", ".join(
+            f"{name} {totals[name]['key strength'] / totals[name]['steps']:.3f}" for name in names
+            if totals[name]["steps"]))
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+import math
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
@@ -52,6 +53,17 @@ class NseEncoder(Seq2SeqEncoder):
     initialized by the embedding vectors") and leaves other initialisations to future work (section 6). Since o_t
     depends only on x, M_0 is still known before the loop, and the gradient reaches f_r through M_0 as well as
     through the queries.
+
+    `key_strength=True` (not in the paper; an ablation) scales each key's scores by a key strength, as the Neural
+    Turing Machine's content addressing does (Graves et al. 2014, eq. 5, there with cosine similarity):
+
+        β_t = softplus(w_β^T o_t + b_β) ≥ 0,   z_t = softmax(β_t o_t^T M_{t-1}),   z^n_t likewise     (2'), (10')
+
+    one scalar per step, from the query o_t (after its dropout, as the query is), for every memory read; f_c still
+    reads o_t itself. w_β starts at 0 and b_β at log(e - 1), so β_t = 1 and training starts from the paper's keys;
+    β_t > 1 sharpens a key, β_t < 1 flattens it. It asks whether an NSE whose keys stay near uniform (as ours on
+    SST: docs/results.md) addresses by content once it can sharpen them. Since β_t o_t depends only on o_t, it is
+    computed before the loop, and the loop reads with it as its query: nothing else changes.
 
     The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
     read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
@@ -110,6 +122,10 @@ class NseEncoder(Seq2SeqEncoder):
         What M_0's slot t holds: "inputs", x_t (projected to k when `input_size != hidden_size`; the paper's), or
         "read_states", the read LSTM's o_t (see above; no projection then). With `dropout_placement="inputs"`,
         o_t is computed from the dropped x_t, as the queries are.
+    key_strength : `bool`, optional (default = `False`)
+        Scale each step's scores by β_t = softplus(w_β^T o_t + b_β), a learned key strength (see above; β_t = 1 at
+        the start). Adds w_β and b_β (`key_strength`, a `Linear(k, 1)` with a bias even when `bias=False`, since
+        b_β sets β's start) to the parameters; archives trained without it load unchanged.
     output : `str`, optional (default = `"hidden"`)
         What `forward` returns: "hidden" (h_t) or "memory" (M_T).
     dropout : `float`, optional (default = `0.0`)
@@ -145,6 +161,7 @@ class NseEncoder(Seq2SeqEncoder):
         write_extra_memories: bool = True,
         write_memory: bool = True,
         initial_memory: str = "inputs",
+        key_strength: bool = False,
         output: str = "hidden",
         dropout: float = 0.0,
         dropout_placement: str = "outputs",
@@ -193,6 +210,10 @@ class NseEncoder(Seq2SeqEncoder):
         )
         self.read_lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=num_read_layers, bias=bias,  # f_r
                                        batch_first=True)
+        self.key_strength = torch.nn.Linear(hidden_size, 1) if key_strength else None  # w_β, b_β of (2')
+        if self.key_strength is not None:  # β_t = softplus(log(e - 1)) = 1 at the start: the paper's keys
+            torch.nn.init.zeros_(self.key_strength.weight)
+            torch.nn.init.constant_(self.key_strength.bias, math.log(math.e - 1))
         self.compose = torch.nn.Linear((2 + num_extra_memories) * hidden_size, compose_size, bias=bias)  # f_c
         self.write_cells = torch.nn.ModuleList(  # f_w, stepped
             torch.nn.LSTMCell(compose_size if layer == 0 else hidden_size, hidden_size, bias=bias)
@@ -201,7 +222,7 @@ class NseEncoder(Seq2SeqEncoder):
         self._dropout = torch.nn.Dropout(dropout)
         self.backward_encoder = (
             NseEncoder(input_size, hidden_size, num_read_layers, num_write_layers, write_memory=write_memory,
-                       initial_memory=initial_memory, output=output, dropout=dropout,
+                       initial_memory=initial_memory, key_strength=key_strength, output=output, dropout=dropout,
                        dropout_placement=dropout_placement, compose_size=compose_size,
                        compose_activation=compose_activation, bias=bias)
             if bidirectional
@@ -254,6 +275,13 @@ class NseEncoder(Seq2SeqEncoder):
         else:
             memory = self.memory_projection(inputs) if self.memory_projection is not None else inputs
         return memory * mask.unsqueeze(-1)
+
+    def key_queries(self, read_outputs: torch.Tensor) -> torch.Tensor:
+        """What eq. 2 and 10 multiply with each memory's slots, `(B, T, k)`: the queries o_t `read_outputs` (after
+        their dropout), or β_t o_t with `key_strength` (eq. 2')."""
+        if self.key_strength is None:
+            return read_outputs
+        return read_outputs * torch.nn.functional.softplus(self.key_strength(read_outputs))
 
     def encode(
         self,
@@ -314,15 +342,16 @@ class NseEncoder(Seq2SeqEncoder):
             read_outputs = self._dropout(read_outputs)
             dropout_mask = self._dropout_mask(inputs)  # on h_t: drawn for all steps at once
         k = self.hidden_size
+        queries = self.key_queries(read_outputs)  # o_t, or β_t o_t (2'): the loop reads with these
         memories = [(initial, mask, self._write_memory)]
         memories += [(extra, extra_mask, self._write_extra_memories) for extra, extra_mask in extra_memories]
-        # M_0 o_t for all t, and the o_t half of (4) with its bias, as batched products outside the loop
-        memories = [Memory(torch.bmm(initial, read_outputs.transpose(1, 2)), initial, slots, written)
+        # M_0 o_t (β_t o_t) for all t, and the o_t half of (4) with its bias, as batched products outside the loop
+        memories = [Memory(torch.bmm(initial, queries.transpose(1, 2)), initial, slots, written)
                     for initial, slots, written in memories]
         composed_reads = torch.nn.functional.linear(read_outputs, self.compose.weight[:, :k], self.compose.bias)
         cell = self.write_cells[0]
         values, keys, decays, write_weights = nse_recurrence(  # (2)-(6), (10)-(15)
-            read_outputs, composed_reads, mask, dropout_mask, memories,
+            queries, composed_reads, mask, dropout_mask, memories,
             CellWeights(self.compose.weight[:, k:], cell.weight_ih, cell.weight_hh,
                         cell.bias_ih + cell.bias_hh if cell.bias else cell.weight_ih.new_zeros(4 * k)),
             self._compose_activation_name, compose_dropout,

@@ -22,11 +22,11 @@ import nse_memory_use  # noqa: E402
 DATA = REPO_ROOT / "fixtures" / "sst" / "dev_sample.txt"
 
 
-def saved_classifier(tmp_path):
+def saved_classifier(tmp_path, **encoder_options):
     config = json.loads(_jsonnet.evaluate_file(str(REPO_ROOT / "training_config" / "sst2_nse.jsonnet"),
                                                ext_vars=CONFIG_DEFAULTS))
     config.pop("vocabulary")
-    config["model"]["seq2seq_encoder"]["hidden_size"] = 12
+    config["model"]["seq2seq_encoder"].update(hidden_size=12, **encoder_options)
     config["model"]["seq2vec_encoder"]["embedding_dim"] = 12
     config["model"]["feedforward"].update(input_dim=12, hidden_dims=8)
     return save_with_random_weights(tmp_path, config, str(DATA), "validation_dataset_reader")
@@ -99,3 +99,30 @@ def test_an_encoder_trained_read_only_is_analysed_as_it_runs():
         assert torch.allclose(nse_memory_use.nse_steps(writing, inputs, mask, "never written"), as_trained)
         assert not torch.allclose(nse_memory_use.nse_steps(writing, inputs, mask, "uniform"),
                                   nse_memory_use.nse_steps(encoder, inputs, mask, "uniform"), atol=1e-4)
+
+
+def test_a_learned_key_strength_is_analysed_as_it_runs(tmp_path, capsys):
+    """key_strength: the plain steps read with β_t o_t as the encoder does (main checks them against it before any
+    figure), and the mean β_t printed is the one the encoder's w_β, b_β give."""
+    model, instances = saved_classifier(tmp_path, key_strength=True)
+    encoder = model._seq2seq_encoder
+    with torch.no_grad():  # save_with_random_weights drew w_β and b_β too: β_t varies from step to step
+        torch.manual_seed(3)
+        inputs = torch.randn(3, 7, encoder.get_input_dim())
+        mask = torch.tensor([[True] * 7, [True] * 4 + [False] * 3, [True] * 2 + [False] * 5])
+        assert torch.allclose(nse_memory_use.nse_steps(encoder.eval(), inputs, mask, "model"), encoder(inputs, mask),
+                              atol=1e-5)
+    nse_memory_use.main([str(tmp_path), str(DATA), "--batch-size", "8"])
+    printed = capsys.readouterr().out
+    strengths = dict(re.findall(r"(all|\d+[-+]\d*) ([0-9.]+)", printed.split("key strength β_t")[1]))
+    with torch.no_grad():
+        total, steps = 0.0, 0
+        for start in range(0, len(instances), 8):
+            batch = Batch(instances[start:start + 8])
+            batch.index_instances(model.vocab)
+            tokens = batch.as_tensor_dict()["tokens"]
+            mask = tokens["tokens"]["tokens"] != 0
+            read, _ = run_masked_lstm(encoder.read_lstm, model._text_field_embedder(tokens), mask)
+            total += float(torch.nn.functional.softplus(encoder.key_strength(read)).squeeze(-1)[mask].sum())
+            steps += int(mask.sum())
+    assert abs(float(strengths["all"]) - total / steps) < 0.0006

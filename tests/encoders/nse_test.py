@@ -5,8 +5,10 @@ import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
+from allennlp.nn.util import masked_softmax
 
 from memplugins.encoders import NseEncoder
+from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.reference.nse import nse_reference
 from tests.modules.fast.cases import randomize
 
@@ -97,8 +99,6 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
     sequence alone (by the encoder, and by `initial_memory` called alone). Read-only, M_T = M_0 and
     z_t = masked_softmax(o_t^T M_0) (allennlp's, independent of the encoder's loop), and M_T's gradient reaches the
     read LSTM through M_0 alone; written, step 1 reads the same M_0."""
-    from allennlp.nn.util import masked_softmax
-
     encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, initial_memory="read_states",
                                    write_memory=False), seed=13).eval()
     assert encoder.memory_projection is None  # o_t already has k features
@@ -131,6 +131,47 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
     assert both_ways.backward_encoder._initial_memory == "read_states" and both_ways.memory_projection is None
     with pytest.raises(ConfigurationError, match="initial_memory"):
         NseEncoder(6, 4, initial_memory="embeddings")
+
+
+@pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
+def test_key_strength_starts_at_the_papers_keys_and_scales_every_keys_scores(num_write_layers):
+    """key_strength: β_t = softplus(w_β^T o_t + b_β) starts at 1, so a new encoder computes what the same weights
+    without it compute; β_t → 0 makes every key uniform over the real slots, written or not (eq. 2' with β_t = 0);
+    a large β_t makes step 1's key (M_0 still unwritten) the one-hot argmax of o_1^T M_0."""
+    encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, num_extra_memories=1), seed=15).eval()
+    strong = NseEncoder(6, 4, num_write_layers=num_write_layers, num_extra_memories=1, key_strength=True).eval()
+    assert not strong.key_strength.weight.any()
+    torch.testing.assert_close(torch.nn.functional.softplus(strong.key_strength.bias), torch.ones(1))
+    strong.load_state_dict(encoder.state_dict(), strict=False)  # all but w_β, b_β
+    x, mask = padded(LENGTHS, 6, seed=16)
+    extra, extra_mask = padded(EXTRA_LENGTHS, 4, seed=17)
+    plain, keyed = encoder.encode(x, mask, [(extra, extra_mask)]), strong.encode(x, mask, [(extra, extra_mask)])
+    for got, expected in zip(keyed[:3], plain[:3]):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-6)
+    torch.testing.assert_close(keyed.extra_keys[0], plain.extra_keys[0], atol=1e-6, rtol=1e-6)
+
+    with torch.no_grad():
+        strong.key_strength.bias.fill_(-60.0)  # β_t = softplus(-60) ≈ 1e-26
+    flat = strong.encode(x, mask, [(extra, extra_mask)])
+    lengths = mask.sum(-1, keepdim=True).to(x.dtype)
+    torch.testing.assert_close(flat.keys, (mask.unsqueeze(1) & mask.unsqueeze(-1)).to(x.dtype) / lengths.unsqueeze(-1))
+    extra_lengths = extra_mask.sum(-1, keepdim=True).to(x.dtype)
+    torch.testing.assert_close(flat.extra_keys[0], (mask.unsqueeze(-1) & extra_mask.unsqueeze(1)).to(x.dtype)
+                               / extra_lengths.unsqueeze(-1))
+
+    with torch.no_grad():
+        strong.key_strength.bias.fill_(5.0)  # β_t = softplus(5) ≈ 5.007: sharper keys
+    sharp = strong.encode(x, mask, [(extra, extra_mask)])
+    read, _ = run_masked_lstm(strong.read_lstm, x, mask)
+    scores = torch.einsum("btk,bk->bt", strong.initial_memory(x, mask, read), read[:, 0])  # o_1^T M_0
+    beta = torch.nn.functional.softplus(torch.tensor(5.0))
+    torch.testing.assert_close(sharp.keys[:, 0], masked_softmax(beta * scores, mask), atol=1e-6, rtol=0)
+    entropy = lambda z: -(z * z.clamp(min=1e-30).log()).sum(-1)  # noqa: E731
+    assert (entropy(sharp.keys[:, 0]) < entropy(plain.keys[:, 0]) - 1e-3)[mask.sum(-1) > 1].all()
+
+    both_ways = NseEncoder(6, 4, bidirectional=True, key_strength=True)
+    assert both_ways.backward_encoder.key_strength is not None
+    assert not any("key_strength" in name for name in NseEncoder(6, 4).state_dict())  # old archives load as before
 
 
 def test_padding_invariance():

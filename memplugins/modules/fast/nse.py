@@ -24,6 +24,10 @@ the loop) and S0_t = M_0 o_t (all t at once, outside):
                  z = softmax(s) over real slots                 g_a += g_s ⊙ S0_t;  g_W += g_s qᵀ;  g_q = Wᵀ g_s;
                                                                 g_o_t = g_q H_{<t}
 
+With the encoder's `key_strength` (eq. 2'), the queries are β_t o_t: the loop reads with them as with o_t, since
+the scores are its only use of them (f_c's o_t half, `composed`, comes in from outside), and autograd carries g_o_t
+on to β_t and o_t.
+
 The gradient of a written value v_s gathers every later step's reads of it, Σ_{t>s} g_q,t[s] o_t (through q) and
 Σ_{t>s} (zᵀW)_t[s] g_r,t (through r); both are recorded when the later steps are processed, so they are complete
 when step s is reached. M_0's gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m,
@@ -284,7 +288,7 @@ def nse_recurrence(
     compose_dropout: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], List[torch.Tensor]]:
     """
-    queries: o_t `(B, T, k)`; composed: the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a
+    queries: o_t `(B, T, k)` (β_t o_t with the encoder's `key_strength`: only eq. 2 and 10 read them); composed: the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a
     scaled dropout mask for h_t `(B, T, k)` or None; memories: a `Memory` each; cell: W_m `(c, N k)` and the write
     LSTMCell's weights; compose: "relu" or "linear"; compose_dropout: a scaled dropout mask for c_t as f_w's input
     `(B, T, c)` or None. Returns the written values (h_t after dropout, 0 at padding)

@@ -9,6 +9,7 @@ per WikiQA training batch of 4 pairs on one CPU thread, 45 hours for the paper's
 Per step t, for the whole batch (rows of M are the paper's columns m_i; the reference's equation numbers):
     o_t                  the read LSTM's output, all t at once (1) (`run_masked_lstm`, as the fast path)
     z_t, m_r,t           = memory_read(M_{t-1}, o_t)                  (2), (3); (10), (11) per extra memory
+                           (the query β_t o_t with `key_strength`, (2'); all t at once before the loop)
     c_t                  = compose([o_t; m_r,t; m_r,t^(n)...])       (4), (12)
     h_t^(1..L), c^(1..L) = the L write-LSTM cells (torch's LSTM cell), layer l's input the output of layer l - 1,
                            c_t the first's                             (5), (13)
@@ -155,11 +156,12 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
               cell.bias_ih + cell.bias_hh if cell.bias else None) for cell in encoder.write_cells]
     hidden, keys, extra_keys = [], [], [[] for _ in extras]
     queries = read_outputs.unbind(1)  # one backward node for all steps (a slice per step would add a (B, T, k) each)
+    keyed = encoder.key_queries(read_outputs).unbind(1) if encoder.key_strength is not None else queries  # (2')
     for t in range(num_steps):
         step = mask[:, t].unsqueeze(1)  # (B, 1): whether step t is real for each example
         o_t = queries[t]
-        z_t, read = memory_read(memory, mask & step, o_t)  # (2), (3); nothing at a padded step
-        reads = [memory_read(extra, slots & step, o_t) for extra, slots in zip(extras, extra_masks)]
+        z_t, read = memory_read(memory, mask & step, keyed[t])  # (2), (3); nothing at a padded step
+        reads = [memory_read(extra, slots & step, keyed[t]) for extra, slots in zip(extras, extra_masks)]
         composed = compose(torch.cat([o_t, read] + [r for _, r in reads], -1))  # (4), (12)
         if encoder.compose.bias is not None:
             composed = composed + encoder.compose.bias

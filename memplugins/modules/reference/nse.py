@@ -58,11 +58,14 @@ def nse_reference(
     for t, o_t in enumerate(layer_input):
         if read_dropout is not None:
             o_t = o_t * read_dropout[t]
-        z_t = torch.softmax(torch.stack([o_t @ m_i for m_i in M]), 0)  # (2)
+        beta_t = 1.0  # the paper's keys; with key_strength, β_t = softplus(w_β^T o_t + b_β) (2'), (10')
+        if encoder.key_strength is not None:
+            beta_t = torch.nn.functional.softplus(encoder.key_strength.weight[0] @ o_t + encoder.key_strength.bias[0])
+        z_t = torch.softmax(torch.stack([beta_t * (o_t @ m_i) for m_i in M]), 0)  # (2)
         m_rt = sum(z_i * m_i for z_i, m_i in zip(z_t, M))  # (3)
         reads = []
         for memory in extras:
-            z_n = torch.softmax(torch.stack([o_t @ m_i for m_i in memory]), 0)  # (10)
+            z_n = torch.softmax(torch.stack([beta_t * (o_t @ m_i) for m_i in memory]), 0)  # (10)
             reads.append((z_n, sum(z_i * m_i for z_i, m_i in zip(z_n, memory))))  # (11)
         c_t = encoder._compose_activation(encoder.compose(torch.cat([o_t, m_rt] + [m for _, m in reads])))  # (4), (12)
         if compose_dropout is not None:

@@ -2,8 +2,8 @@
 The batched step loop for NSEs with more than one write-LSTM layer (`memplugins.modules.fast.nse_deep`) against the
 literal per-example reference of eq. 1-15 (`memplugins.modules.reference.nse`): hidden states, keys, final memories
 and every gradient, padded (with an empty sequence) and unpadded, with the own and extra memories written or read-only,
-M_0 from the inputs or from the read LSTM's states, a deeper read LSTM and the linear compose. Dropout given the same
-masks: `nse_test.py`'s dropout tests, for one write layer and two.
+M_0 from the inputs or from the read LSTM's states, a deeper read LSTM, the linear compose and a learned key strength.
+Dropout given the same masks: `nse_test.py`'s dropout tests, for one write layer and two.
 """
 import pytest
 import torch
@@ -21,6 +21,7 @@ CASES = {
     "linear_wide_2": dict(extras=1, num_write_layers=2, compose_size=12, compose_activation="linear"),
     "read_only_2": dict(extras=1, num_write_layers=2, write_memory=False),
     "read_states_2": dict(extras=1, num_write_layers=2, num_read_layers=2, initial_memory="read_states"),
+    "key_strength_2": dict(extras=1, num_write_layers=2, key_strength=True),
 }
 
 

@@ -2,7 +2,7 @@
 The NSE fast path (`memplugins.modules.fast.nse`) against the literal per-example reference of eq. 1-15
 (`memplugins.modules.reference.nse`): hidden states, keys, final memories and every gradient, padded and unpadded,
 with the own and extra memories written or read-only, M_0 from the inputs or from the read LSTM's states, both compose
-settings, and dropout given the same masks.
+settings, a learned key strength, and dropout given the same masks.
 """
 import pytest
 import torch
@@ -25,6 +25,9 @@ CASES = {
     # initial_memory="read_states": M_0 = o_1..o_T (the gradient reaches f_r through M_0 too), written and read-only
     "read_states": dict(extras=0, initial_memory="read_states"),
     "read_states_read_only_beside_written_extra": dict(extras=1, initial_memory="read_states", write_memory=False),
+    # key_strength: queries β_t o_t (eq. 2'), on the own memory alone and on the own and a written extra memory
+    "key_strength": dict(extras=0, key_strength=True),
+    "key_strength_mma_read_states": dict(extras=1, key_strength=True, initial_memory="read_states"),
 }
 
 
@@ -71,11 +74,12 @@ def test_fast_path_equals_the_literal_reference(case, full):
 
 # one write layer: the fast path; two: memplugins.modules.fast.nse_deep's step loop
 @pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
-@pytest.mark.parametrize("initial_memory", ["inputs", "read_states"])
-def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(num_write_layers, initial_memory):
-    """With M_0 from the read states, M_0 holds o_t before its dropout (the reference builds it so)."""
-    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, num_write_layers=num_write_layers,
-                         initial_memory=initial_memory)
+@pytest.mark.parametrize("options", [dict(), dict(initial_memory="read_states"), dict(key_strength=True)],
+                         ids=["inputs", "read_states", "key_strength"])
+def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(num_write_layers, options):
+    """With M_0 from the read states, M_0 holds o_t before its dropout (the reference builds it so); with
+    key_strength, β_t comes from the dropped o_t, the query."""
+    encoder = NseEncoder(5, 4, num_extra_memories=1, dropout=0.3, num_write_layers=num_write_layers, **options)
     encoder = randomize(encoder.double(), seed=4).train()
     x, mask, extras = batch(1)
     torch.manual_seed(0)
