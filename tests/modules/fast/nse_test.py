@@ -97,7 +97,8 @@ def test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it
 
 @pytest.mark.parametrize("num_write_layers", [1, 2], ids=["fast", "deep"])
 @pytest.mark.parametrize("compose", [dict(), dict(compose_size=12, compose_activation="linear"),
-                                     dict(initial_memory="read_states")], ids=["relu", "linear", "read_states"])
+                                     dict(initial_memory="read_states"), dict(key_strength=True)],
+                         ids=["relu", "linear", "read_states", "key_strength"])
 def test_dropout_on_the_lstms_inputs_matches_the_reference_given_its_masks(num_write_layers, compose):
     """`dropout_placement="inputs"` (the authors' code): x_t into f_r and c_t into f_w are dropped; o_t (so the
     keys), the written h_t and the memory's initial x are not (with `initial_memory="read_states"`, M_0 holds the
