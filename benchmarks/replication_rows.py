@@ -333,8 +333,8 @@ FAMILIES: Dict[str, List[Row]] = {
          "LSTM's states o_t, read-only (M_t = M_0)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {},
          "config", {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.initial_memory": "read_states",
                     "model.seq2seq_encoder.write_memory": False}),
-        # whether content addressing pays once a key can sharpen: after every NSE row above read with keys at 94-99%
-        # of the uniform entropy (benchmarks/nse_memory_use.py), the encoder's key_strength learns a per-step
+        # whether content addressing pays once a key can sharpen: after the NSE rows above read with keys at 66-99%
+        # of a uniform key's entropy (benchmarks/nse_memory_use.py), the encoder's key_strength learns a per-step
         # β_t (z_t = softmax(β_t o_t^T M), the NTM's key strength; β_t = 1 at the start). On the paper's M_0 and on
         # the read states' M_0, each beside its row without it (sst2_nse_no_encoder_dropout, sst2_nse_read_state_
         # memory); nse_memory_use.py prints the β_t each learns
