@@ -276,6 +276,15 @@ class NseEncoder(Seq2SeqEncoder):
             memory = self.memory_projection(inputs) if self.memory_projection is not None else inputs
         return memory * mask.unsqueeze(-1)
 
+    def _read_and_initial_memory(
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, input_dropout: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Eq. 1 for all t at once, o_t `(B, T, k)` over x_t (times `input_dropout`, if given), and M_0 (before any
+        dropout on o_t): what the fast path and the deep loop (`nse_deep_write`) both start from."""
+        read_inputs = inputs if input_dropout is None else inputs * input_dropout
+        read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
+        return read_outputs, self.initial_memory(inputs, mask, read_outputs)
+
     def key_queries(self, read_outputs: torch.Tensor) -> torch.Tensor:
         """What eq. 2 and 10 multiply with each memory's slots, `(B, T, k)`: the queries o_t `read_outputs` (after
         their dropout), or β_t o_t with `key_strength` (eq. 2')."""
@@ -334,9 +343,7 @@ class NseEncoder(Seq2SeqEncoder):
             return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, read_dropout, value_dropout))
         # "inputs": on x_t and c_t, o_t and h_t undropped; "outputs": on o_t and h_t
         input_dropout, compose_dropout = self._input_dropout_masks(inputs) if on_inputs else (None, None)
-        read_inputs = inputs if input_dropout is None else inputs * input_dropout
-        read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
-        initial = self.initial_memory(inputs, mask, read_outputs)  # before o_t's dropout
+        read_outputs, initial = self._read_and_initial_memory(inputs, mask, input_dropout)
         dropout_mask = None
         if not on_inputs:
             read_outputs = self._dropout(read_outputs)

@@ -45,7 +45,6 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 from memplugins.modules.fast.contract import first_order_backward, in_float32_under_autocast
-from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.memory import memory_read, memory_write
 
 
@@ -133,9 +132,7 @@ def nse_deep_write(
     `(B, T, c)`: for x_t as f_r's input (M_0 keeps the undropped inputs, or holds the o_t computed from the dropped
     ones with `initial_memory="read_states"`) and for c_t as the first write layer's input, or None.
     """
-    read_inputs = inputs if input_dropout is None else inputs * input_dropout
-    read_outputs, _ = run_masked_lstm(encoder.read_lstm, read_inputs, mask)  # (1), all t at once
-    initial = encoder.initial_memory(inputs, mask, read_outputs)  # before o_t's dropout (in _loop)
+    read_outputs, initial = encoder._read_and_initial_memory(inputs, mask, input_dropout)  # (1) and M_0
     # the recurrence in float32 under autocast (the fast-path contract)
     return in_float32_under_autocast(_loop, encoder, read_outputs, initial, mask, list(extra_memories), read_dropout,
                                      value_dropout, compose_dropout)
