@@ -288,8 +288,9 @@ def nse_recurrence(
     compose_dropout: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], List[torch.Tensor]]:
     """
-    queries: o_t `(B, T, k)` (β_t o_t with the encoder's `key_strength`: only eq. 2 and 10 read them); composed: the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a
-    scaled dropout mask for h_t `(B, T, k)` or None; memories: a `Memory` each; cell: W_m `(c, N k)` and the write
+    queries: o_t `(B, T, k)` (β_t o_t with the encoder's `key_strength`: only eq. 2 and 10 read them); composed:
+    the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a scaled dropout mask for h_t `(B, T, k)`
+    or None; memories: a `Memory` each; cell: W_m `(c, N k)` and the write
     LSTMCell's weights; compose: "relu" or "linear"; compose_dropout: a scaled dropout mask for c_t as f_w's input
     `(B, T, c)` or None. Returns the written values (h_t after dropout, 0 at padding)
     `(B, T, k)`, the keys z' per memory `(B, T, l)`, and per written memory a_T `(B, l)` and W_T `(B, l, T)`.
