@@ -33,7 +33,6 @@ from allennlp.data import Batch
 from allennlp.nn.util import get_text_field_mask
 
 from memplugins.encoders.nse import NseEncoder
-from memplugins.modules.masked_lstm import run_masked_lstm
 
 from lstmn_attention_use import arguments, load  # noqa: E402  (benchmarks/ is on sys.path when this runs as a script)
 from sst_accuracy_by_length import BUCKETS, bucket  # noqa: E402
@@ -70,11 +69,10 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
     the (B,) members of each group of sentences), adds the keys' statistics of each group to `totals[name]`."""
     batch_size, num_steps, _ = inputs.shape
     k = encoder.hidden_size
-    read, _ = run_masked_lstm(encoder.read_lstm, inputs, mask)  # (1) o_t
-    memory = encoder.initial_memory(inputs, mask, read)  # M_0 (x_t, or o_t with initial_memory="read_states")
+    # (1) o_t, and M_0 (x_t, or o_t with initial_memory="read_states"), as the encoder computes them
+    read, memory = encoder._read_and_initial_memory(inputs, mask)
     queries = encoder.key_queries(read)  # o_t, or β_t o_t with key_strength (2')
-    strengths = (torch.nn.functional.softplus(encoder.key_strength(read)).squeeze(-1)  # β_t, (B, T)
-                 if encoder.key_strength is not None and mode == "model" else None)
+    strengths = encoder.key_strengths(read) if mode == "model" else None  # β_t (B, T, 1), or None
     cell = encoder.write_cells[0]
     h = inputs.new_zeros(batch_size, k)
     c = inputs.new_zeros(batch_size, k)
@@ -105,7 +103,7 @@ def nse_steps(encoder: NseEncoder, inputs: torch.Tensor, mask: torch.BoolTensor,
             for group, members in groups.items():
                 add_key_statistics(totals[group], z[step & members], t, lengths[step & members].squeeze(-1))
                 if strengths is not None:
-                    totals[group]["key strength"] += float(strengths[:, t][step & members].sum())
+                    totals[group]["key strength"] += float(strengths[:, t, 0][step & members].sum())
     if totals is not None:
         for group, members in groups.items():
             totals[group]["M_0 retained at the end"] += float((retained * mask)[members].sum())

@@ -285,12 +285,18 @@ class NseEncoder(Seq2SeqEncoder):
         read_outputs, _ = run_masked_lstm(self.read_lstm, read_inputs, mask)  # (1), fused over all t
         return read_outputs, self.initial_memory(inputs, mask, read_outputs)
 
+    def key_strengths(self, read_outputs: torch.Tensor) -> Optional[torch.Tensor]:
+        """β_t = softplus(w_β^T o_t + b_β) `(B, T, 1)` (eq. 2') for the queries o_t `read_outputs`, or None without
+        `key_strength`."""
+        if self.key_strength is None:
+            return None
+        return torch.nn.functional.softplus(self.key_strength(read_outputs))
+
     def key_queries(self, read_outputs: torch.Tensor) -> torch.Tensor:
         """What eq. 2 and 10 multiply with each memory's slots, `(B, T, k)`: the queries o_t `read_outputs` (after
         their dropout), or β_t o_t with `key_strength` (eq. 2')."""
-        if self.key_strength is None:
-            return read_outputs
-        return read_outputs * torch.nn.functional.softplus(self.key_strength(read_outputs))
+        strengths = self.key_strengths(read_outputs)
+        return read_outputs if strengths is None else read_outputs * strengths
 
     def encode(
         self,

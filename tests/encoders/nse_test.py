@@ -137,7 +137,7 @@ def test_read_states_initialise_the_memory_with_each_words_read_lstm_output(num_
 def test_key_strength_starts_at_the_papers_keys_and_scales_every_keys_scores(num_write_layers):
     """key_strength: β_t = softplus(w_β^T o_t + b_β) starts at 1, so a new encoder computes what the same weights
     without it compute; β_t → 0 makes every key uniform over the real slots, written or not (eq. 2' with β_t = 0);
-    a large β_t makes step 1's key (M_0 still unwritten) the one-hot argmax of o_1^T M_0."""
+    β_t = softplus(5) makes step 1's key (M_0 still unwritten) masked_softmax(β_t o_1^T M_0), sharper than β_t = 1's."""
     encoder = randomize(NseEncoder(6, 4, num_write_layers=num_write_layers, num_extra_memories=1), seed=15).eval()
     strong = NseEncoder(6, 4, num_write_layers=num_write_layers, num_extra_memories=1, key_strength=True).eval()
     assert not strong.key_strength.weight.any()

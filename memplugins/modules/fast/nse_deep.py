@@ -153,7 +153,8 @@ def _loop(encoder, read_outputs, memory, mask, extra_memories, read_dropout, val
               cell.bias_ih + cell.bias_hh if cell.bias else None) for cell in encoder.write_cells]
     hidden, keys, extra_keys = [], [], [[] for _ in extras]
     queries = read_outputs.unbind(1)  # one backward node for all steps (a slice per step would add a (B, T, k) each)
-    keyed = encoder.key_queries(read_outputs).unbind(1) if encoder.key_strength is not None else queries  # (2')
+    # the reads' queries β_t o_t (2'); without key_strength they are the o_t above (no second unbind node)
+    keyed = queries if encoder.key_strength is None else encoder.key_queries(read_outputs).unbind(1)
     for t in range(num_steps):
         step = mask[:, t].unsqueeze(1)  # (B, 1): whether step t is real for each example
         o_t = queries[t]
