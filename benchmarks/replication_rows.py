@@ -345,6 +345,14 @@ FAMILIES: Dict[str, List[Row]] = {
          "LSTM's states o_t, a learned key strength β_t", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {},
          "config", {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.initial_memory": "read_states",
                     "model.seq2seq_encoder.key_strength": True}),
+        # whether the memory costs because M_0 is a learned projection of the 50d vectors (k = 300 > d = 50): with
+        # k = d = 50 the memory starts from the fixed vectors themselves, as the paper's (k = d = 300, M_0 = the
+        # 840B vectors); beside sst_peers' memory-free network of the same size
+        # (sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings). No encoder dropout, as that row
+        ("sst2_nse_k50", "nse, binary, fixed vectors, no dropout in the NSE, k = 50 = the vectors' size (M_0 = the "
+         "vectors, unprojected)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
+         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50,
+          "model.seq2vec_encoder.embedding_dim": 50, "model.feedforward.input_dim": 50}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
@@ -422,6 +430,16 @@ FAMILIES: Dict[str, List[Row]] = {
              {"type": "feedforward", "feedforward": {"input_dim": 300, "num_layers": 1, "hidden_dims": 300,
                                                      "activations": "relu"}},
              {"type": "lstm", "input_size": 300, "hidden_size": 300, "num_layers": 1}]}}),
+        # the same at k = 50, sst2_nse_k50's counterpart without its memory
+        ("sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (50), ReLU layer (50), "
+         "lstm (50) in sst2_nse's settings: the NSE of k = 50 without its memory, vectors fixed, binary",
+         "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
+         {"model.seq2seq_encoder": {"type": "compose", "encoders": [
+             {"type": "lstm", "input_size": 50, "hidden_size": 50, "num_layers": 1},
+             {"type": "feedforward", "feedforward": {"input_dim": 50, "num_layers": 1, "hidden_dims": 50,
+                                                     "activations": "relu"}},
+             {"type": "lstm", "input_size": 50, "hidden_size": 50, "num_layers": 1}]},
+          "model.seq2vec_encoder.embedding_dim": 50, "model.feedforward.input_dim": 50}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
