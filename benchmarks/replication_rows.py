@@ -51,6 +51,22 @@ class Row:
     slices: Dict[str, list] = field(default_factory=dict)
 
 
+def nse_without_memory(k: int) -> dict:
+    """sst2_nse.jsonnet's `nse` of size k without its memory: f_r (an LSTM of k over the 50d vectors), the compose
+    layer (one ReLU layer of k) and f_w (an LSTM of k), with nothing read into the compose layer and nothing
+    written."""
+    return {"model.seq2seq_encoder": {"type": "compose", "encoders": [
+        {"type": "lstm", "input_size": 50, "hidden_size": k, "num_layers": 1},
+        {"type": "feedforward",
+         "feedforward": {"input_dim": k, "num_layers": 1, "hidden_dims": k, "activations": "relu"}},
+        {"type": "lstm", "input_size": k, "hidden_size": k, "num_layers": 1}]}}
+
+
+def nse_classifier_input(k: int) -> dict:
+    """sst_nse.libsonnet's pooler and ReLU layer for an encoder of k features (the config's k is 300)."""
+    return {"model.seq2vec_encoder.embedding_dim": k, "model.feedforward.input_dim": k}
+
+
 def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
     """The override that trains on every labelled phrase and validates / tests on sentences (AllenNLP's dotted
     override keys: `dataset_reader.use_subtrees` changes one value, `validation_dataset_reader` adds a reader)."""
@@ -351,8 +367,7 @@ FAMILIES: Dict[str, List[Row]] = {
         # (sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings). No encoder dropout, as that row
         ("sst2_nse_k50", "nse, binary, fixed vectors, no dropout in the NSE, k = 50 = the vectors' size (M_0 = the "
          "vectors, unprojected)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
-         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50,
-          "model.seq2vec_encoder.embedding_dim": 50, "model.feedforward.input_dim": 50}),
+         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50, **nse_classifier_input(50)}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
@@ -425,21 +440,12 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_lstm_relu_lstm_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (300), ReLU layer (300), "
          "lstm (300) in sst2_nse's settings: the NSE without its memory, vectors fixed, binary",
          "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
-         {"model.seq2seq_encoder": {"type": "compose", "encoders": [
-             {"type": "lstm", "input_size": 50, "hidden_size": 300, "num_layers": 1},
-             {"type": "feedforward", "feedforward": {"input_dim": 300, "num_layers": 1, "hidden_dims": 300,
-                                                     "activations": "relu"}},
-             {"type": "lstm", "input_size": 300, "hidden_size": 300, "num_layers": 1}]}}),
+         nse_without_memory(300)),
         # the same at k = 50, sst2_nse_k50's counterpart without its memory
         ("sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (50), ReLU layer (50), "
          "lstm (50) in sst2_nse's settings: the NSE of k = 50 without its memory, vectors fixed, binary",
          "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
-         {"model.seq2seq_encoder": {"type": "compose", "encoders": [
-             {"type": "lstm", "input_size": 50, "hidden_size": 50, "num_layers": 1},
-             {"type": "feedforward", "feedforward": {"input_dim": 50, "num_layers": 1, "hidden_dims": 50,
-                                                     "activations": "relu"}},
-             {"type": "lstm", "input_size": 50, "hidden_size": 50, "num_layers": 1}]},
-          "model.seq2vec_encoder.embedding_dim": 50, "model.feedforward.input_dim": 50}),
+         {**nse_without_memory(50), **nse_classifier_input(50)}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
