@@ -67,6 +67,12 @@ def nse_classifier_input(k: int) -> dict:
     return {"model.seq2vec_encoder.embedding_dim": k, "model.feedforward.input_dim": k}
 
 
+# the dropout-free NSE with k = d = 50 (M_0 the 50d vectors themselves, unprojected), and the same network without its
+# memory: the k = 50 rows of sst_nse and sst_peers, binary and fine-grained
+NSE_K50 = {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50, **nse_classifier_input(50)}
+NSE_K50_WITHOUT_MEMORY = {**nse_without_memory(50), **nse_classifier_input(50)}
+
+
 def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
     """The override that trains on every labelled phrase and validates / tests on sentences (AllenNLP's dotted
     override keys: `dataset_reader.use_subtrees` changes one value, `validation_dataset_reader` adds a reader)."""
@@ -367,12 +373,12 @@ FAMILIES: Dict[str, List[Row]] = {
         # (sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings). No encoder dropout, as that row
         ("sst2_nse_k50", "nse, binary, fixed vectors, no dropout in the NSE, k = 50 = the vectors' size (M_0 = the "
          "vectors, unprojected)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {}, "config",
-         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50, **nse_classifier_input(50)}),
+         NSE_K50),
         # the same on the fine-grained task, after k = 50 read 1.5 test points above k = 300 on the binary one; beside
         # sst_peers' sst5_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings (the network without its memory)
         ("sst5_nse_k50", "nse, fine-grained, fixed vectors, no dropout in the NSE, k = 50 = the vectors' size (M_0 = "
          "the vectors, unprojected)", "training_config/sst5_nse.jsonnet", "5-class", 0.528, {}, "config",
-         {"model.seq2seq_encoder.dropout": 0.0, "model.seq2seq_encoder.hidden_size": 50, **nse_classifier_input(50)}),
+         NSE_K50),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
@@ -450,11 +456,11 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (50), ReLU layer (50), "
          "lstm (50) in sst2_nse's settings: the NSE of k = 50 without its memory, vectors fixed, binary",
          "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
-         {**nse_without_memory(50), **nse_classifier_input(50)}),
+         NSE_K50_WITHOUT_MEMORY),
         ("sst5_lstm_relu_lstm_k50_in_nse_settings_fixed_embeddings", "basic_classifier + lstm (50), ReLU layer (50), "
          "lstm (50) in sst5_nse's settings: the NSE of k = 50 without its memory, vectors fixed, fine-grained",
          "training_config/sst5_nse.jsonnet", "5-class", None, {"NUM_EPOCHS": "25"}, "config",
-         {**nse_without_memory(50), **nse_classifier_input(50)}),
+         NSE_K50_WITHOUT_MEMORY),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
