@@ -176,7 +176,7 @@ def _snli(epochs: int) -> List[Row]:
     # On SST the 300-wide memory, a learned projection of the 50d vectors, cost 1.5 test points against k = d = 50 (M_0
     # the fixed vectors themselves, as the paper's k = d = 300): the same change here, from the batch-32 row, with its
     # dropout and 1024-unit classifier kept
-    batch32 = built[-1]
+    batch32 = next(row for row in built if row.name == "snli_mma_nse_batch32")
     built.append(replace(batch32, name="snli_mma_nse_batch32_k50",
                          label=f"{batch32.label}, k = 50 = the vectors' size (M_0 = the vectors, unprojected)",
                          overrides={**batch32.overrides, "model.hidden_size": 50,
