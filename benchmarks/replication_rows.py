@@ -476,6 +476,12 @@ FAMILIES: Dict[str, List[Row]] = {
          "lstm (50) in sst5_nse's settings: the NSE of k = 50 without its memory, vectors fixed, fine-grained",
          "training_config/sst5_nse.jsonnet", "5-class", None, {"NUM_EPOCHS": "25"}, "config",
          NSE_K50_WITHOUT_MEMORY),
+        # sst_nse's sst2_nse_k50_tuned_embeddings without its memory: is what keeps the fine-tuned NSE of k = 50
+        # below the fine-tuned peer its memory, or sst2_nse.jsonnet's settings?
+        ("sst2_lstm_relu_lstm_k50_in_nse_settings_tuned_embeddings", "basic_classifier + lstm (50), ReLU layer (50), "
+         "lstm (50) in sst2_nse's settings: the NSE of k = 50 without its memory, vectors fine-tuned (no L2 on them), "
+         "binary", "training_config/sst2_nse.jsonnet", "2-class", None, {"NUM_EPOCHS": "25"}, "config",
+         {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS, **TABLE_OUT_OF_L2}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
