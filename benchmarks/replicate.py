@@ -427,7 +427,8 @@ def table(results: List[dict], families: Optional[List[str]] = None) -> str:
                 by_row.setdefault(protocol(result), []).append(result)
         for runs in by_row.values():
             best = choose(runs)
-            seeds = " / ".join(figure(run["value"]) for run in runs)
+            # in seed order, whatever order the seeds finished in
+            seeds = " / ".join(figure(run["value"]) for run in sorted(runs, key=lambda run: run["seed"]))
             value = figure(best["value"]) + alongside(best.get("also", {}))
             paper = f"{best['paper'] or ''}{alongside(best.get('also_paper', {}))}"
             dev = "" if best["dev"] is None else figure(best["dev"])

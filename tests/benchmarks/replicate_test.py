@@ -182,6 +182,20 @@ def test_results_with_another_unknown_row_stay_apart():
     assert unknown_row_of({"model": {}}) == unknown_row_of({}) == "random"
 
 
+def test_the_seeds_column_is_in_seed_order_whatever_order_they_finished_in():
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from replicate import table
+
+    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "epochs": 3,
+            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
+            "commits": ["abc"], "vocabulary": "glove", "unknown_row": "zero"}
+    results = [{**base, "seed": 1, "value": 0.81, "dev": 0.80}, {**base, "seed": 3, "value": 0.83, "dev": 0.82},
+               {**base, "seed": 2, "value": 0.82, "dev": 0.83}]
+    row = table(results).splitlines()[4]
+    # the best-dev seed (2) leads the row; the column lists seeds 1, 2, 3
+    assert "| ours | 0.8200 | 0.8300 | 0.9 | 0.8100 / 0.8200 / 0.8300 | 3 | 0.1 h |" in row
+
+
 def test_two_invocations_sharing_a_row_never_record_a_run_twice(tmp_path, monkeypatch):
     # one invocation per core may share rows: a run another process holds is skipped (its lock is held through
     # training and evaluation), and a run another process recorded after this one started is not evaluated again
