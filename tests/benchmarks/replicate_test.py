@@ -124,13 +124,17 @@ def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypat
     assert not (sliced / "more.en").exists()
 
 
+# one result of a row as replicate.py records it, less its metrics, for the tests of `table`
+TABLE_RESULT = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "seed": 1, "epochs": 3,
+                "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
+                "commits": ["abc"]}
+
+
 def test_results_of_another_vocabulary_stay_apart():
     sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
     from replicate import table, vocabulary_of
 
-    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "seed": 1, "epochs": 3,
-            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
-            "commits": ["abc"]}
+    base = TABLE_RESULT
     results = [{**base, "value": 0.8, "dev": 0.81},  # written before results named their vocabulary
                {**base, "value": 0.7, "dev": 0.72, "vocabulary": "train+dev", "seed": 2},
                {**base, "value": 0.85, "dev": 0.8, "vocabulary": "glove"}]
@@ -169,9 +173,7 @@ def test_results_with_another_unknown_row_stay_apart():
     sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
     from replicate import table, unknown_row_of
 
-    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "seed": 1, "epochs": 3,
-            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
-            "commits": ["abc"], "vocabulary": "glove"}
+    base = {**TABLE_RESULT, "vocabulary": "glove"}
     results = [{**base, "value": 0.8, "dev": 0.81}, {**base, "value": 0.82, "dev": 0.81, "unknown_row": "zero"}]
     lines = table(results).splitlines()
     assert "| x, binary, GloVe vocabulary | ours | 0.8000 |" in lines[4]
@@ -186,9 +188,7 @@ def test_the_seeds_column_is_in_seed_order_whatever_order_they_finished_in():
     sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
     from replicate import table
 
-    base = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x, binary", "epochs": 3,
-            "dev_metric": "accuracy", "paper": 0.9, "train_seconds": 60, "device": "cpu", "threads": 1,
-            "commits": ["abc"], "vocabulary": "glove", "unknown_row": "zero"}
+    base = {**TABLE_RESULT, "vocabulary": "glove", "unknown_row": "zero"}
     results = [{**base, "seed": 1, "value": 0.81, "dev": 0.80}, {**base, "seed": 3, "value": 0.83, "dev": 0.82},
                {**base, "seed": 2, "value": 0.82, "dev": 0.83}]
     row = table(results).splitlines()[4]
