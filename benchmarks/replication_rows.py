@@ -78,6 +78,8 @@ NSE_K50_WITHOUT_MEMORY = {**nse_without_memory(50), **nse_classifier_input(50)}
 # 3e-4 with L2 3e-5, 25 epochs); the network and its classifier stay as the NSE config has them
 PEER_TRAINING = {"data_loader.batch_sampler.batch_size": 32, "trainer.optimizer.lr": 0.001,
                  "trainer.optimizer.weight_decay": 0.0, "trainer.grad_norm": 5.0, "trainer.patience": 1}
+# what a row trained with PEER_TRAINING says of it in its label, written once beside the overrides it describes
+PEER_TRAINING_LABEL = "the peer's training (batch 32, Adam 1e-3 without L2, gradient norm 5, patience 1)"
 
 
 def sst_sentences_validation(granularity: str, **token_indexers) -> dict:
@@ -411,18 +413,17 @@ FAMILIES: Dict[str, List[Row]] = {
         # fine-tuned peer on sst2_nse.jsonnet's settings: the same NSE trained as the peer is (PEER_TRAINING), beside
         # sst_peers' sst2_lstm_relu_lstm_k50_tuned_embeddings_in_peer_training (the network without its memory)
         ("sst2_nse_k50_tuned_embeddings_peer_training", "nse, binary, embeddings fine-tuned (the paper fixes them), "
-         "no dropout in the NSE, k = 50 = the vectors' size, the peer's training (batch 32, Adam 1e-3 without L2, "
-         "gradient norm 5, patience 1)", "training_config/sst2_nse.jsonnet", "2-class", 0.897, {"NUM_EPOCHS": "10"},
-         "config", {**NSE_K50, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
-        # the paper's NSE (k = 300, the encoder's dropout) with its vectors fine-tuned, trained as the peer is
-        ("sst2_nse_tuned_embeddings_peer_training", "nse, binary, embeddings fine-tuned (the paper fixes them), the "
-         "peer's training (batch 32, Adam 1e-3 without L2, gradient norm 5, patience 1)",
+         "no dropout in the NSE, k = 50 = the vectors' size, " + PEER_TRAINING_LABEL,
          "training_config/sst2_nse.jsonnet", "2-class", 0.897, {"NUM_EPOCHS": "10"}, "config",
+         {**NSE_K50, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
+        # the paper's NSE (k = 300, the encoder's dropout) with its vectors fine-tuned, trained as the peer is
+        ("sst2_nse_tuned_embeddings_peer_training", "nse, binary, embeddings fine-tuned (the paper fixes them), "
+         + PEER_TRAINING_LABEL, "training_config/sst2_nse.jsonnet", "2-class", 0.897, {"NUM_EPOCHS": "10"}, "config",
          {**TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
         ("sst5_nse_k50_tuned_embeddings_peer_training", "nse, fine-grained, embeddings fine-tuned (the paper fixes "
-         "them), no dropout in the NSE, k = 50 = the vectors' size, the peer's training (batch 32, Adam 1e-3 without "
-         "L2, gradient norm 5, patience 1)", "training_config/sst5_nse.jsonnet", "5-class", 0.528, {"NUM_EPOCHS": "10"},
-         "config", {**NSE_K50, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
+         "them), no dropout in the NSE, k = 50 = the vectors' size, " + PEER_TRAINING_LABEL,
+         "training_config/sst5_nse.jsonnet", "5-class", 0.528, {"NUM_EPOCHS": "10"}, "config",
+         {**NSE_K50, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
     ], epochs=25),
     # Tutek & Snajder give no epoch count; 10 epochs with the best on dev (the configs train on the phrases).
     "sst_iram": _sst("sst_iram", [
@@ -517,13 +518,13 @@ FAMILIES: Dict[str, List[Row]] = {
          {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS_OUT_OF_L2}),
         # sst_nse's sst2_nse_k50_tuned_embeddings_peer_training without its memory
         ("sst2_lstm_relu_lstm_k50_tuned_embeddings_in_peer_training", "basic_classifier + lstm (50), ReLU layer "
-         "(50), lstm (50): the NSE of k = 50 without its memory, vectors fine-tuned, binary, in the peer's training "
-         "(batch 32, Adam 1e-3 without L2, gradient norm 5, patience 1)", "training_config/sst2_nse.jsonnet",
-         "2-class", None, {}, "config", {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
+         "(50), lstm (50): the NSE of k = 50 without its memory, vectors fine-tuned, binary, in " + PEER_TRAINING_LABEL,
+         "training_config/sst2_nse.jsonnet", "2-class", None, {}, "config",
+         {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
         ("sst5_lstm_relu_lstm_k50_tuned_embeddings_in_peer_training", "basic_classifier + lstm (50), ReLU layer "
-         "(50), lstm (50): the NSE of k = 50 without its memory, vectors fine-tuned, fine-grained, in the peer's "
-         "training (batch 32, Adam 1e-3 without L2, gradient norm 5, patience 1)", "training_config/sst5_nse.jsonnet",
-         "5-class", None, {}, "config", {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
+         "(50), lstm (50): the NSE of k = 50 without its memory, vectors fine-tuned, fine-grained, in "
+         + PEER_TRAINING_LABEL, "training_config/sst5_nse.jsonnet", "5-class", None, {}, "config",
+         {**NSE_K50_WITHOUT_MEMORY, **TUNED_VECTORS_OUT_OF_L2, **PEER_TRAINING}),
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
