@@ -28,6 +28,8 @@ L2_ON_TABLE = {"trainer.optimizer.parameter_groups": []}
 SENTENCES_ONLY = {"dataset_reader.use_subtrees": False}
 # the encoder ablation of sst_lstmn.jsonnet: allennlp's `lstm` of the LSTMN's size (168 units, 1 layer) in its place
 LSTM_OF_LSTMN_SIZE = {"model.seq2seq_encoder": {"type": "lstm", "input_size": 50, "hidden_size": 168, "num_layers": 1}}
+# the allennlp-models peer's encoder (2 layers) at the width of the k = 50 NSE's read and write LSTMs
+PEER_LSTM_OF_50 = {"model.seq2vec_encoder.hidden_size": 50}
 
 
 @dataclass
@@ -447,6 +449,14 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst5_basic_lstm_tuned_embeddings", "basic_classifier + lstm, fine-grained, embeddings fine-tuned",
          "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "5-class", None, {}, "config",
          TUNED_VECTORS),
+        # the fine-tuned peer with its two LSTM layers as wide as the k = 50 NSE's LSTMs (50 in place of 512): how
+        # much of the peer's lead over the NSE's memory-free network trained as the peer is comes from width
+        ("sst2_basic_lstm_50_tuned_embeddings", "basic_classifier + lstm (2 layers of 50, the k = 50 NSE's width), "
+         "binary, embeddings fine-tuned", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
+         "config", {**TUNED_VECTORS, **PEER_LSTM_OF_50}),
+        ("sst5_basic_lstm_50_tuned_embeddings", "basic_classifier + lstm (2 layers of 50, the k = 50 NSE's width), "
+         "fine-grained, embeddings fine-tuned", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "5-class",
+         None, {}, "config", {**TUNED_VECTORS, **PEER_LSTM_OF_50}),
         # the ablation of the LSTMN's encoder alone: sst_lstmn.jsonnet (the paper's settings, classifier and
         # optimizer) with allennlp's `lstm` of the same size in place of the `lstmn`
         ("sst5_lstm_in_lstmn_settings", "basic_classifier + lstm (168, 1 layer) in sst_lstmn's settings, fine-grained",
