@@ -19,21 +19,32 @@
 #                 a pytest -k expression over the config names, takes a part)
 #     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
-#                 lanes whose unfinished checkpoints come back together within carry_runs.py's 60 MiB, in lane
-#                 order, or which finish in the lease: seed 6 of the binary NSE, `sst2_nse` (its 25 epochs
-#                 need 11.5-13 minutes of lane time, 27-31 s an epoch beside two or three lanes on an H200, 3-4.7
+#                 lanes that finish in the lease or whose unfinished checkpoints come back together within
+#                 carry_runs.py's 60 MiB and finish on a CPU core within the same session (the session's machine
+#                 and its runs folder do not outlive it): seed 7 of the binary NSE, `sst2_nse` (its 25 epochs
+#                 need 11.5-13 minutes of lane time, 17-31 s an epoch beside two or three lanes on an H200, 3-4.7
 #                 minutes on a CPU core; unfinished, 34.1 MiB with its best.th, since a binary run's best epoch is
-#                 seldom its last), seed 3 of `sst5_nse` (83-100 s an epoch, 7.9 minutes on a CPU core; 21 MiB, its
-#                 best epoch late), and seventh seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at
+#                 seldom its last), eighth seeds of the SNLI rows a CPU core is slowest at, ESIM and MMA-NSE at
 #                 both batches (1.3-4 minutes each on an H200, 20-24 on a core), which finish and come back as
-#                 replication.jsonl lines. Their data fits the first call's carry beside .gpusite (52 MiB with the
+#                 replication.jsonl lines, and seed 4 of the fine-tuned k = 300 NSE trained as the peer is
+#                 (`sst2_nse_tuned_embeddings_peer_training`, 260 s of lane time on 2026-11-29). `sst5_nse` (83-100
+#                 s an epoch on an H200, 25 epochs) is no default lane: its remaining epochs take a CPU core 2-3
+#                 hours, more than the rest of a session. Their data fits the first call's carry beside .gpusite
+#                 (52 MiB with the
 #                 tree), so a lease is two calls on one warm machine, the second made at once (the machine waits 30 s):
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
 #                       carry=[".gpusite", ".gpudata/sst", ".gpudata/snli",
 #                              ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"], timeout_s=540)
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=5.5; scripts/gpu_run_all.sh replicate",
 #                       timeout_s=385)
-#                 Earlier leases: the second of 2026-11-28 (an H200) ran `sst2_nse` seed 5, the SNLI sixth seeds and
+#                 (a slow start shortens the second call: size it from the first call's lease.budget_left_s, less
+#                 about 70 s for its set-up, the packing and the give-back; 3.4 minutes of lanes on 2026-11-29)
+#                 Earlier leases: 2026-11-29 (an H200; two calls of 6.8 and 3.6 minutes after a 3.5-minute start)
+#                 ran `sst2_nse` seed 6 (18 of 25 epochs, finished on a CPU core), ESIM's and MMA-NSE's (batch 32)
+#                 seventh seeds (MMA-NSE at 128 did not start), `sst2_nse_tuned_embeddings_peer_training` seed 3
+#                 and `sst5_nse_k50_tuned_embeddings_peer_training` seed 2, which is no GPU lane (k = 50, batch 32:
+#                 107-184 s an epoch beside three lanes, 89-96 s on a CPU core; docs/gpu/2026-11-29-h200); the
+#                 second of 2026-11-28 (an H200) ran `sst2_nse` seed 5, the SNLI sixth seeds and
 #                 the NSE-settings LSTMs' (sst_peers sst2_lstm_in_nse_settings_fixed_embeddings --seeds 5, and
 #                 sst2_lstm2_in_nse_settings_fixed_embeddings --seeds 4) as four lanes in calls of 7 and 5.3 minutes,
 #                 every run finished (docs/gpu/2026-11-28-h200-2; allennlp's `lstm` rows gain little there, about 20
@@ -195,7 +206,7 @@ replicate() {
   mkdir -p "$runs" && touch "$results"
   before=$(wc -l < "$results")
   local lanes lane index=0 firsts=()
-  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst2_nse --seeds 6;sst_nse sst5_nse --seeds 3;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 7}"
+  IFS=';' read -ra lanes <<< "${REPLICATE:-sst_nse sst2_nse --seeds 7;snli snli_esim snli_mma_nse_batch32 snli_mma_nse --seeds 8;sst_nse sst2_nse_tuned_embeddings_peer_training --seeds 4}"
   for lane in "${lanes[@]}"; do
     index=$((index + 1))
     set -- $lane
