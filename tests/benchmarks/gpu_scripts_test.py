@@ -83,7 +83,9 @@ def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch
                     and not word.isdigit()]
     assert {"sst2_nse", "snli_esim", "snli_mma_nse_batch32", "snli_mma_nse",
             "sst2_nse_tuned_embeddings_peer_training"} <= set(default_rows)
-    earlier = ("sst5_nse", "sst5_nse_k50_tuned_embeddings_peer_training", "sst5_nse_tuned_embeddings", "sst2_nse_tuned_embeddings_l2_on_embeddings", "ptb_lstmn_3layers_skip", "ptb_lstm_3layers_skip", "ptb_lstmn_3layers", "ptb_lstm_no_dropout",
+    earlier = ("sst5_nse", "sst5_nse_k50_tuned_embeddings_peer_training", "sst5_nse_tuned_embeddings",
+               "sst2_nse_tuned_embeddings_l2_on_embeddings", "ptb_lstmn_3layers_skip", "ptb_lstm_3layers_skip",
+               "ptb_lstmn_3layers", "ptb_lstm_no_dropout",
                "ptb_lstmn_no_dropout", "wikiqa_mma_nse", "iwslt_nse_nse", "iwslt_nse_lstm", "sst2_iram_full",
                "sst5_lstmn", "sst2_nse_no_encoder_dropout", "snli_esim", "snli_mma_nse_batch32", "snli_mma_nse")
     for name in (*default_rows, *earlier):
