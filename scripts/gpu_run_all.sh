@@ -30,8 +30,8 @@
 #                 (`sst2_nse_tuned_embeddings_peer_training`, 260 s of lane time on 2026-11-29). `sst5_nse` (83-100
 #                 s an epoch on an H200, 25 epochs) is no default lane: its remaining epochs take a CPU core 2-3
 #                 hours, more than the rest of a session. Their data fits the first call's carry beside .gpusite
-#                 (52 MiB with the
-#                 tree), so a lease is two calls on one warm machine, the second made at once (the machine waits 30 s):
+#                 (52 MiB with the tree), so a lease is two calls on one warm machine, the second made at once (the
+#                 machine waits 30 s):
 #                   run(command="export OUT=$OUT REPLICATE_MINUTES=7; scripts/gpu_run_all.sh replicate",
 #                       carry=[".gpusite", ".gpudata/sst", ".gpudata/snli",
 #                              ".gpudata/glove/glove.6B.50d.sst_snli-devtest.txt.gz"], timeout_s=540)
