@@ -102,3 +102,26 @@ def test_drop_in_for_lstm():
         assert getattr(encoder, method)() == getattr(lstm, method)()
     x, mask = padded_batch()
     assert encoder(x, mask).shape == lstm(x, mask).shape
+
+
+def test_the_first_two_steps_are_torch_lstm_steps():
+    # An oracle outside our code: at t = 1 the tape is empty (h~_1 = c~_1 = 0, an LSTM step from a zero state) and
+    # at t = 2 it holds one slot, so s^2 = (1) and [h~_2; c~_2] = [h_1; c_1] (eq. 5-6): an LSTM step from (h_1, c_1).
+    # With torch.nn.LSTM's weights (gates i, f, g, o) copied into eq. 7's W (gates i, f, o, c^), the two agree
+    # there, whatever the attention parameters; from t = 3 on the attention mixes the slots and they part.
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(5, 4, batch_first=True)
+    encoder = randomize(LstmnEncoder(5, 4)).eval()
+    layer = encoder.layers[0]
+    order = torch.cat([torch.arange(0, 8), torch.arange(12, 16), torch.arange(8, 12)])  # i, f, o, g
+    with torch.no_grad():
+        layer.weight_ih.copy_(lstm.weight_ih_l0[order])
+        layer.weight_hh.copy_(lstm.weight_hh_l0[order])
+        layer.bias_ih.copy_(lstm.bias_ih_l0[order])
+        layer.bias_hh.copy_(lstm.bias_hh_l0[order])
+    x, mask = padded_batch()
+    expected, _ = lstm(x)
+    outputs = encoder(x, mask)
+    long_enough = torch.tensor(LENGTHS) >= 2
+    torch.testing.assert_close(outputs[long_enough, :2], expected[long_enough, :2], atol=1e-6, rtol=0)
+    assert not torch.allclose(outputs[long_enough, 2:3], expected[long_enough, 2:3], atol=1e-3)
