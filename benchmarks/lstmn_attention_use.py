@@ -1,9 +1,10 @@
 """
 Does a trained LSTMN use its memory tape? For a `language_model` whose contextualizer is a left-to-right `lstmn` of
-any depth (with or without skip connections), or a `basic_classifier` whose `seq2seq_encoder` is one (e.g.
-training_config/sst_lstmn.jsonnet), given as an archive or
+any depth (with or without skip connections), a `basic_classifier` whose `seq2seq_encoder` is one (e.g.
+training_config/sst_lstmn.jsonnet), or allennlp-models' `decomposable_attention` whose `premise_encoder` is one
+(and encodes the hypothesis too: replicate.py's `snli_decomposable_attention_lstmn_encoder`), given as an archive or
 a serialization directory with `config.json` and `best.th`, on a data file its reader reads (PTB text; SST trees,
-read by the validation reader: the sentences):
+read by the validation reader: the sentences; SNLI pairs):
 
 * the model's figure as trained: the token-weighted perplexity (PPL = exp(NLL / T), Cheng et al. 2016, section
   5.1) of a language model, the accuracy of a classifier;
@@ -123,11 +124,17 @@ def arguments(description: str, argv: Optional[List[str]]) -> argparse.Namespace
 def main(argv: Optional[List[str]] = None) -> None:
     args = arguments(__doc__, argv)
     model, reader = load(args.model)
-    classifier = hasattr(model, "_seq2seq_encoder")  # basic_classifier; else language_model
-    encoder = model._seq2seq_encoder if classifier else getattr(model, "_contextualizer", None)
+    pair = getattr(model, "_premise_encoder", None) is not None  # decomposable_attention
+    if pair and model._hypothesis_encoder is not model._premise_encoder:
+        raise SystemExit("this analysis reads one lstmn: a decomposable_attention whose premise_encoder also encodes "
+                         "the hypothesis (no hypothesis_encoder of its own)")
+    classifier = pair or hasattr(model, "_seq2seq_encoder")  # basic_classifier; else language_model
+    logits_key = "label_logits" if pair else "logits"
+    encoder = (model._premise_encoder if pair else model._seq2seq_encoder if classifier
+               else getattr(model, "_contextualizer", None))
     if getattr(encoder, "backward_encoder", None) is not None or not getattr(encoder, "layers", None):
-        raise SystemExit("this analysis is for a left-to-right lstmn (a language_model's contextualizer or a "
-                         "basic_classifier's seq2seq_encoder)")
+        raise SystemExit("this analysis is for a left-to-right lstmn (a language_model's contextualizer, a "
+                         "basic_classifier's seq2seq_encoder or a decomposable_attention's premise_encoder)")
     layers = list(encoder.layers)
     rows = ablations(len(layers))
     instances = list(reader.read(args.data_file))
@@ -143,12 +150,12 @@ def main(argv: Optional[List[str]] = None) -> None:
             batch.index_instances(model.vocab)
             tensors = batch.as_tensor_dict()
             for label, mode, replaced in rows:
-                captured: Dict[int, dict] = {}
+                captured: Dict[int, List[dict]] = {}  # a pair model calls its encoder twice
 
                 def forward(inputs, mask, memory_addend=None, index=0, mode=mode, replaced=replaced):
                     layer = layers[index]
                     hidden, memory, attention = original_forwards[index](inputs, mask, memory_addend)
-                    captured[index] = dict(attention=attention, mask=mask)
+                    captured.setdefault(index, []).append(dict(attention=attention, mask=mask))
                     if mode == "model":
                         plain = layer_steps(layer, inputs, mode) * mask.unsqueeze(-1)
                         gap = float((plain - hidden).abs().max())
@@ -167,7 +174,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                     for layer, original in zip(layers, original_forwards):
                         layer.forward = original
                 if classifier:
-                    summed[label] += float((output["logits"].argmax(-1) == tensors["label"]).sum())
+                    summed[label] += float((output[logits_key].argmax(-1) == tensors["label"]).sum())
                     count = float(tensors["label"].numel())
                 else:
                     summed[label] += float(output["forward_loss"]) * float(output["batch_weight"])
@@ -175,7 +182,8 @@ def main(argv: Optional[List[str]] = None) -> None:
                 if mode == "model":
                     units += count
                     for index, layer_totals in enumerate(totals):
-                        attention_statistics(captured[index]["attention"], captured[index]["mask"], layer_totals)
+                        for call in captured[index]:
+                            attention_statistics(call["attention"], call["mask"], layer_totals)
     unit, figure = ("instances", "accuracy") if classifier else ("tokens", "token-weighted PPL")
     print(f"{args.model} on {args.data_file}: {len(starts)} batches, {units:.0f} {unit}, {len(layers)} layer(s)")
     print(f"| attention replaced by | {figure} |\n|---|---:|")

@@ -54,3 +54,43 @@ def test_a_stack_gets_its_own_figure_every_ablation_and_per_layer_statistics(tmp
     assert [layer[0] for layer in layers] == ["1", "2"]
     for _, steps, recent, near, far, _, _ in layers:
         assert int(steps) > 0 and abs(float(recent) + float(near) + float(far) - 1) < 0.003
+
+
+SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
+
+
+def saved_pair_model(tmp_path):
+    """replicate.py's snli_decomposable_attention_lstmn_encoder, shrunk: allennlp-models' decomposable_attention
+    with an `lstmn` premise_encoder that encodes the hypothesis too."""
+    config = json.loads(_jsonnet.evaluate_file(
+        str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
+    model = config["model"]
+    model["text_field_embedder"]["token_embedders"]["tokens"]["projection_dim"] = 8
+    model["premise_encoder"] = {"type": "lstmn", "input_size": 8, "hidden_size": 8}
+    model["attend_feedforward"].update(input_dim=8, hidden_dims=8)
+    model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
+    model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
+    return save_with_random_weights(tmp_path, config, str(SNLI))
+
+
+def test_a_pair_model_gets_its_own_accuracy_and_both_sentences_statistics(tmp_path, capsys):
+    model, instances = saved_pair_model(tmp_path)
+    lstmn_attention_use.main([str(tmp_path), str(SNLI), "--batch-size", "8"])
+    printed = capsys.readouterr().out
+    figures = dict(re.findall(r"^\| ([a-z].*?) \| ([0-9.]+) \|$", printed, re.M))
+    assert list(figures) == ["nothing (as trained)", "most recent slot", "uniform"]
+
+    correct, steps = 0, 0  # the model's own accuracy, and the steps with two or more slots of both sentences
+    with torch.no_grad():
+        for start in range(0, len(instances), 8):
+            batch = Batch(instances[start:start + 8])
+            batch.index_instances(model.vocab)
+            tensors = batch.as_tensor_dict()
+            output = model(**tensors)
+            correct += int((output["label_logits"].argmax(-1) == tensors["label"]).sum())
+            for sentence in ("premise", "hypothesis"):
+                lengths = (tensors[sentence]["tokens"]["tokens"] != 0).sum(-1)
+                steps += int((lengths - 2).clamp(min=0).sum())
+    assert abs(float(figures["nothing (as trained)"]) - correct / len(instances)) < 0.0006
+    layer = re.findall(r"^\| 1 \| (\d+) \|", printed, re.M)
+    assert layer == [str(steps)]  # the premise's and the hypothesis's steps, not one sentence's
