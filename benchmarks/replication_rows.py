@@ -8,11 +8,11 @@ A row that has started must not change (its config is checked on `--recover`): a
 """
 import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Dict, List, Optional
 
 from nmt_real_data import overrides as nmt_overrides
+from runs import ROOT
 
 PTB = {"PTB_TRAIN": "DATA/ptb/ptb.train.txt", "PTB_VALIDATION": "DATA/ptb/ptb.valid.txt"}
 GLOVE = {"GLOVE_PATH": "DATA/glove/glove.6B.50d.sst_snli-devtest.txt.gz", "EMBEDDING_DIM": "50"}
@@ -168,8 +168,7 @@ def decomposable_initializer_regexes() -> list:
 
     ext_vars = {"SNLI_TRAIN": "", "SNLI_VALIDATION": "", "GLOVE_PATH": "", "GLOVE_VOCABULARY": "0",
                 "EMBEDDING_DIM": "50", "NUM_EPOCHS": "1", "CUDA_DEVICE": "-1"}
-    root = Path(__file__).resolve().parent.parent
-    config = json.loads(_jsonnet.evaluate_file(str(root / "benchmarks/configs/snli_decomposable_attention.jsonnet"),
+    config = json.loads(_jsonnet.evaluate_file(str(ROOT / "benchmarks/configs/snli_decomposable_attention.jsonnet"),
                                                ext_vars=ext_vars))
     return config["model"]["initializer"]["regexes"]
 
@@ -195,14 +194,18 @@ def _snli(epochs: int) -> List[Row]:
                  test_file="DATA/snli/snli_1.0_test.jsonl.gz", metric="accuracy", dev_metric="accuracy", paper=paper,
                  data=data, slices=SNLI_SLICES)
              for name, system, label, config, paper in rows]
+
+    def named(name: str) -> Row:
+        return next(row for row in built if row.name == name)
+
     # the paper's batch of 128 gives 70 updates an epoch on these pairs (4,300 on SNLI train); the peers take 32
-    mma_nse = next(row for row in built if row.name == "snli_mma_nse")
+    mma_nse = named("snli_mma_nse")
     built.append(replace(mma_nse, name="snli_mma_nse_batch32", label=f"{mma_nse.label}, batch 32",
                          overrides={"data_loader.batch_sampler.batch_size": 32}))
     # On SST the 300-wide memory, a learned projection of the 50d vectors, cost 1.5 test points against k = d = 50 (M_0
     # the fixed vectors themselves, as the paper's k = d = 300): the same change here, from the batch-32 row, with its
     # dropout and 1024-unit classifier kept
-    batch32 = next(row for row in built if row.name == "snli_mma_nse_batch32")
+    batch32 = named("snli_mma_nse_batch32")
     k = 50  # the classifier reads [p; h; |p - h|; p * h], 4k features
     built.append(replace(batch32, name="snli_mma_nse_batch32_k50",
                          label=f"{batch32.label}, k = {k} = the vectors' size (M_0 = the vectors, unprojected)",
@@ -216,7 +219,7 @@ def _snli(epochs: int) -> List[Row]:
     def on_fewer_pairs(names: List[str]) -> None:
         for fraction, end, pairs, scale in (("half", 4501, "4,421", 2), ("quarter", 2251, "2,214", 4)):
             for name in names:
-                row = next(row for row in built if row.name == name)
+                row = named(name)
                 patience = {"trainer.patience": 5 * scale} if name == "snli_lstmn_deep_fusion" else {}
                 built.append(replace(
                     row, name=f"{name}_{fraction}_data",
@@ -236,7 +239,7 @@ def _snli(epochs: int) -> List[Row]:
     # else its own: allennlp's `lstm`, and our `lstmn` in its place (the swap a user makes), each 200 wide as the
     # projected vectors, so the attend and compare layers keep their sizes. If the encoder is the cost on 8,854 pairs,
     # both fall toward the recurrent rows; the LSTMN against the LSTM is then the peer comparison inside one model
-    decomposable = next(row for row in built if row.name == "snli_decomposable_attention")
+    decomposable = named("snli_decomposable_attention")
     for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
         built.append(replace(
             decomposable, name=f"snli_decomposable_attention_{encoder}_encoder", system=system,
@@ -245,7 +248,7 @@ def _snli(epochs: int) -> List[Row]:
                        "model.premise_encoder": {"type": encoder, "input_size": 200, "hidden_size": 200}}))
     # The LSTMN there as the authors' code has it: without W_h~ h~_{t-1} in eq. 4 (W_h~ zero and never updated: lr 0
     # for it, so Adam leaves it at zero), one of the choices that could make it generalise worse than the LSTM
-    lstmn_encoder = built[-1]
+    lstmn_encoder = named("snli_decomposable_attention_lstmn_encoder")
     frozen = "_premise_encoder.layers.0.summary_query.weight"
     built.append(replace(
         lstmn_encoder, name="snli_decomposable_attention_lstmn_encoder_authors_eq4",
@@ -260,7 +263,7 @@ def _snli(epochs: int) -> List[Row]:
     # The LSTMN fits 80 % of the training pairs against 64 % held out; decomposable attention keeps its vectors fixed.
     # The LSTMN with its vectors fixed too: the remedy for overfitting its paper leaves open (it freezes them for the
     # first epoch only)
-    lstmn = next(row for row in built if row.name == "snli_lstmn_deep_fusion")
+    lstmn = named("snli_lstmn_deep_fusion")
     built.append(replace(
         lstmn, name="snli_lstmn_deep_fusion_fixed_embeddings", label=f"{lstmn.label}, the vectors fixed",
         overrides={**lstmn.overrides, "model.text_field_embedder.token_embedders.tokens.trainable": False}))
