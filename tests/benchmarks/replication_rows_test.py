@@ -9,6 +9,7 @@ import sys
 from typing import List
 
 import pytest
+import torch
 from allennlp.common import Params
 from allennlp.data import DatasetReader
 from allennlp.training.optimizers import Optimizer
@@ -72,3 +73,65 @@ def test_a_misspelt_override_fails_to_build(monkeypatch):
     with pytest.raises(Exception, match="skip_conections"):
         build_config_model(row.config, num_instances=4,
                            overrides=json.dumps({"model.contextualizer.skip_conections": True}))
+
+
+def _built_row(name: str, monkeypatch):
+    row = next(row for row in ROWS if row.name == name)
+    _set_variables(row, monkeypatch)
+    return row, build_config_model(row.config, num_instances=5000, overrides=json.dumps(row.overrides))
+
+
+def _encoder_parameters(model) -> dict:
+    return {name.removeprefix("_premise_encoder."): parameter for name, parameter in model.named_parameters()
+            if name.startswith("_premise_encoder.")}
+
+
+def test_the_lstm_encoder_row_started_as_our_lstmn_has_its_initialisation(monkeypatch):
+    # an initializer regex that matches no parameter is silently unused: check what each one reached
+    _, built = _built_row("snli_decomposable_attention_lstm_encoder_lstmn_init", monkeypatch)
+    lstm = _encoder_parameters(built.model)
+    _, reference = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
+    lstmn = _encoder_parameters(reference.model)
+    for weight in ("weight_ih", "weight_hh"):
+        xavier = (6 / sum(lstm[f"_module.{weight}_l0"].shape)) ** 0.5
+        assert lstm[f"_module.{weight}_l0"].abs().max() <= xavier
+        assert lstm[f"_module.{weight}_l0"].abs().max() > 1.05 / 200 ** 0.5  # past torch's bound, 1 / sqrt(200)
+        assert lstm[f"_module.{weight}_l0"].std().item() == pytest.approx(lstmn[f"layers.0.{weight}"].std().item(), rel=0.02)
+    assert (lstm["_module.bias_ih_l0"] == 0).all()
+    assert torch.equal(lstm["_module.bias_hh_l0"], lstmn["layers.0.bias_hh"])  # zero but the forget gate's 1
+    assert (lstm["_module.bias_hh_l0"][200:400] == 1).all() and lstm["_module.bias_hh_l0"].sum() == 200
+
+
+def test_the_lstmn_encoder_row_started_as_torch_lstm_has_its_initialisation(monkeypatch):
+    _, built = _built_row("snli_decomposable_attention_lstmn_encoder_lstm_init", monkeypatch)
+    lstmn = _encoder_parameters(built.model)
+    _, reference = _built_row("snli_decomposable_attention_lstm_encoder", monkeypatch)
+    lstm = _encoder_parameters(reference.model)
+    bound = 1 / 200 ** 0.5
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        assert lstmn[f"layers.0.{name}"].abs().max() <= bound
+        assert lstmn[f"layers.0.{name}"].abs().max() > 0.99 * bound
+        assert lstmn[f"layers.0.{name}"].std().item() == pytest.approx(lstm[f"_module.{name}_l0"].std().item(), rel=0.05)
+    # eq. 4's weights keep the LSTMN's own Xavier start
+    _, default = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
+    for name in ("tape_key", "input_query", "summary_query", "scorer"):
+        assert torch.equal(lstmn[f"layers.0.{name}.weight"], _encoder_parameters(default.model)[f"layers.0.{name}.weight"])
+
+
+def test_the_authors_eq4_row_holds_w_h_tilde_at_zero_through_adam_steps(monkeypatch):
+    row, built = _built_row("snli_decomposable_attention_lstmn_encoder_authors_eq4", monkeypatch)
+    params = Params.from_file(str(REPO_ROOT / row.config), json.dumps(row.overrides))
+    parameters = [[name, parameter] for name, parameter in built.model.named_parameters() if parameter.requires_grad]
+    optimizer = Optimizer.from_params(model_parameters=parameters, params=params.pop("trainer").pop("optimizer"))
+    encoder = _encoder_parameters(built.model)
+    frozen, trained = encoder["layers.0.summary_query.weight"], encoder["layers.0.tape_key.weight"]
+    assert (frozen == 0).all() and frozen.requires_grad
+    before = trained.detach().clone()
+    first = built._replace(instances=built.instances[:8])
+    for _ in range(3):
+        optimizer.zero_grad()
+        built.model(**first.batch())["loss"].backward()
+        assert frozen.grad.abs().sum() > 0  # it would learn: only its learning rate of 0 keeps it at zero
+        optimizer.step()
+    assert (frozen == 0).all()
+    assert not torch.equal(trained, before)
