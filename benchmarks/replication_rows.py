@@ -278,6 +278,13 @@ def _snli(epochs: int) -> List[Row]:
         overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
             *decomposable_initializer_regexes(),
             ["_premise_encoder.layers.0.(weight|bias)_.h$", {"type": "uniform", "a": -bound, "b": bound}]]}))
+    # The two starts' weight bounds differ by a tenth (sqrt(6 / 1000) against 1 / sqrt(200)); their biases differ in
+    # kind. The LSTMN's own start with b all zero, its forget gate's 1 too, separates the two
+    built.append(replace(
+        lstmn_encoder, name="snli_decomposable_attention_lstmn_encoder_zero_forget_bias",
+        label=f"{lstmn_encoder.label}, b of eq. 7 started at zero (the forget gate's too, not 1)",
+        overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
+            *decomposable_initializer_regexes(), ["_premise_encoder.layers.0.bias_.h$", {"type": "zero"}]]}))
     # and on fewer pairs: does the LSTMN's cost against the LSTM in that place shrink as the pairs grow (the paper
     # has the LSTMN above the LSTM on SNLI train)?
     on_fewer_pairs(["snli_decomposable_attention_lstm_encoder", "snli_decomposable_attention_lstmn_encoder"])

@@ -135,3 +135,14 @@ def test_the_authors_eq4_row_holds_w_h_tilde_at_zero_through_adam_steps(monkeypa
         optimizer.step()
     assert (frozen == 0).all()
     assert not torch.equal(trained, before)
+
+
+def test_the_lstmn_encoder_row_with_a_zero_forget_bias_keeps_the_lstmns_weights(monkeypatch):
+    _, built = _built_row("snli_decomposable_attention_lstmn_encoder_zero_forget_bias", monkeypatch)
+    _, default = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
+    zero, own = _encoder_parameters(built.model), _encoder_parameters(default.model)
+    assert (own["layers.0.bias_hh"][200:400] == 1).all()  # what the row changes
+    assert (zero["layers.0.bias_hh"] == 0).all() and (zero["layers.0.bias_ih"] == 0).all()
+    for name in own:
+        if "bias" not in name:
+            assert torch.equal(zero[name], own[name]), name

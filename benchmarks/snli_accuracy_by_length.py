@@ -1,0 +1,129 @@
+"""
+SNLI accuracy by premise and by hypothesis length (tokens) of trained pair classifiers, pooled over each row's
+seeds: a diagnostic for gaps between rows, e.g. the LSTMN against the LSTM as the sentence encoder of
+decomposable attention (docs/results.md "SNLI"). If a recurrent encoder's deficit lies in how it reads long
+sentences (an intra-attention over a longer tape, a state carried further), it grows with the length; a deficit
+the same at every length points elsewhere.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/snli_accuracy_by_length.py PAIRS RUN [RUN ...]
+
+Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (a `benchmarks/replicate.py`
+run's `train/`, or the run folder holding it). Runs named `ROW-seedN...` are pooled per ROW: a cell is the accuracy
+over every seed's predictions (their mean, the pairs being the same), with the lowest and highest seed's after it.
+Each table's second part is every row's difference from the first row's, per bucket. The instances are PAIRS read
+by each run's own validation reader, so pairs it skips (SNLI's '-' labels) are skipped here too.
+"""
+import argparse
+import collections
+import re
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common.util import import_module_and_submodules
+from allennlp.data import Batch
+
+from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
+
+# about the quartiles of SNLI test's premises (10, 14, 19 tokens) and hypotheses (6, 8, 10)
+BUCKETS = {"premise": ((1, 10), (11, 14), (15, 19), (20, 10_000)),
+           "hypothesis": ((1, 6), (7, 8), (9, 10), (11, 10_000))}
+
+
+def bucket(field: str, length: int) -> str:
+    first, last = next((first, last) for first, last in BUCKETS[field] if first <= length <= last)
+    return f"{first}+" if last == 10_000 else f"{first}-{last}"
+
+
+def keys(field: str) -> List[str]:
+    return ["all"] + [bucket(field, first) for first, _ in BUCKETS[field]]
+
+
+def run_folder(run: Path) -> Path:
+    """The serialization directory: RUN itself, or its `train/` (a replicate.py run folder)."""
+    return run if (run / "best.th").exists() or not (run / "train").is_dir() else run / "train"
+
+
+def row_name(run: Path) -> str:
+    """The row a run belongs to: its folder's name up to `-seedN` (the run's own name when it has none)."""
+    name = run.name if run.name != "train" else run.parent.name
+    return re.sub(r"-seed\d+.*$", "", name)
+
+
+def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, Dict[str, List[int]]]:
+    """{field: {bucket: [correct, total]}} of RUN's best weights on PAIRS."""
+    model = load_run(run)
+    instances = list(validation_reader(run).read(pairs))
+    if not instances:
+        sys.exit(f"{pairs}: no labelled pairs read by {run}'s reader")
+    counts: Dict[str, Dict[str, List[int]]] = {field: collections.defaultdict(lambda: [0, 0]) for field in BUCKETS}
+    with torch.no_grad():
+        for start in range(0, len(instances), batch_size):
+            chunk = instances[start:start + batch_size]
+            batch = Batch(chunk)
+            batch.index_instances(model.vocab)
+            tensors = batch.as_tensor_dict()
+            predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
+            for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
+                for field in BUCKETS:
+                    for key in ("all", bucket(field, len(instance[field].tokens))):
+                        counts[field][key][0] += int(guess == gold)
+                        counts[field][key][1] += 1
+    return counts
+
+
+def pooled(per_seed: List[Dict[str, List[int]]], key: str) -> Optional[Tuple[float, float, float, int]]:
+    """(pooled accuracy, lowest seed's, highest seed's, pairs a seed) of one bucket; None for a bucket without
+    pairs."""
+    if not per_seed[0][key][1]:
+        return None
+    accuracies = [counts[key][0] / counts[key][1] for counts in per_seed]
+    correct = sum(counts[key][0] for counts in per_seed)
+    total = sum(counts[key][1] for counts in per_seed)
+    return correct / total, min(accuracies), max(accuracies), per_seed[0][key][1]
+
+
+def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
+    lines = []
+    rows = list(results)
+    for field in BUCKETS:
+        columns = keys(field)
+        sizes = [results[rows[0]][0][field][key][1] for key in columns]
+        lines += ["", f"By {field} length (tokens; pairs a seed in brackets):", "",
+                  "| row | seeds | " + " | ".join(f"{key} ({size})" for key, size in zip(columns, sizes)) + " |",
+                  "|---|---:|" + "---:|" * len(columns)]
+        figures = {row: [pooled([seed[field] for seed in results[row]], key) for key in columns] for row in rows}
+        for row in rows:
+            cells = ["-" if figure is None else f"{100 * figure[0]:.1f} ({100 * figure[1]:.1f}-{100 * figure[2]:.1f})"
+                     if len(results[row]) > 1 else f"{100 * figure[0]:.1f}" for figure in figures[row]]
+            lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
+        for row in rows[1:]:
+            cells = ["-" if mine is None or first is None else f"{100 * (mine[0] - first[0]):+.1f}"
+                     for mine, first in zip(figures[row], figures[rows[0]])]
+            lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
+    parser.add_argument("runs", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    runs = [run_folder(run) for run in args.runs]
+    for run in runs:
+        if not (run / "best.th").exists():
+            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
+    from memplugins.cli import keep_nltk_offline
+
+    keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
+    import_module_and_submodules("allennlp_models")
+    import_module_and_submodules("memplugins")
+    results: Dict[str, list] = {}
+    for run in runs:
+        results.setdefault(row_name(run), []).append(correct_by_length(run, args.pairs))
+    print(tables(results))
+
+
+if __name__ == "__main__":
+    main()

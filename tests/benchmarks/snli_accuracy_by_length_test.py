@@ -1,0 +1,91 @@
+"""benchmarks/snli_accuracy_by_length.py on small decomposable-attention models: runs of one row are pooled over
+their seeds, every cell is the models' own accuracy on its bucket's pairs, the buckets partition the pairs, and the
+difference rows are the differences of the rows above."""
+import json
+import re
+import sys
+
+import _jsonnet
+import torch
+from allennlp.data import Batch
+
+from memplugins.compat import CONFIG_DEFAULTS
+from tests.benchmarks.saved_models import save_with_random_weights
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import snli_accuracy_by_length  # noqa: E402
+
+SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
+
+
+def saved_pair_model(folder, seed: int):
+    """decomposable_attention with an `lstmn` premise encoder, shrunk, its weights drawn with `seed`."""
+    config = json.loads(_jsonnet.evaluate_file(
+        str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
+    model = config["model"]
+    model["text_field_embedder"]["token_embedders"]["tokens"]["projection_dim"] = 8
+    model["premise_encoder"] = {"type": "lstmn", "input_size": 8, "hidden_size": 8}
+    model["attend_feedforward"].update(input_dim=8, hidden_dims=8)
+    model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
+    model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
+    folder.mkdir(parents=True)
+    model, instances = save_with_random_weights(folder, config, str(SNLI))
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.6)
+    torch.save(model.state_dict(), folder / "best.th")
+    return model, instances
+
+
+def correct(model, instances, field: str, first: int, last: int):
+    right, total = 0, 0
+    with torch.no_grad():
+        for instance in instances:
+            if first <= len(instance[field].tokens) <= last:
+                batch = Batch([instance])
+                batch.index_instances(model.vocab)
+                tensors = batch.as_tensor_dict()
+                right += int(model(**tensors)["label_logits"].argmax(-1) == tensors["label"])
+                total += 1
+    return right, total
+
+
+def test_rows_are_pooled_over_seeds_and_each_bucket_is_the_models_own_accuracy(tmp_path, capsys):
+    # a replicate.py run folder holds its serialization directory in train/; a plain one is read as it is
+    first = [saved_pair_model(tmp_path / f"first_row-seed{seed}-glove" / "train", seed) for seed in (1, 2)]
+    second = [saved_pair_model(tmp_path / "second_row-seed1-glove", 3)]
+    snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "first_row-seed1-glove"),
+                                  str(tmp_path / "first_row-seed2-glove" / "train"),
+                                  str(tmp_path / "second_row-seed1-glove")])
+    printed = capsys.readouterr().out
+    for field, buckets in snli_accuracy_by_length.BUCKETS.items():
+        table = printed.split(f"By {field} length")[1].split("By ")[0]
+        header = re.search(r"^\| row \| seeds \| (.*) \|$", table, re.M).group(1).split(" | ")
+        sizes = [int(re.search(r"\((\d+)\)", cell).group(1)) for cell in header]
+        assert sizes[0] == len(first[0][1]) == sum(sizes[1:])  # the buckets partition the pairs
+        rows = {name: cells.split(" | ") for name, cells in re.findall(r"^\| (\w+) \| \d+ \| (.*) \|$", table, re.M)}
+        assert list(rows) == ["first_row", "second_row"]
+        for (low, high), cell_first, cell_second, size in zip(((1, 10_000), *buckets), rows["first_row"],
+                                                             rows["second_row"], sizes):
+            seeds = [correct(model, instances, field, low, high) for model, instances in first]
+            assert all(total == size for _, total in seeds)
+            pooled = 100 * sum(right for right, _ in seeds) / (2 * size)
+            assert cell_first.startswith(f"{pooled:.1f} (")
+            lowest, highest = sorted(100 * right / size for right, _ in seeds)
+            assert cell_first.endswith(f"({lowest:.1f}-{highest:.1f})")
+            alone = 100 * correct(*second[0], field, low, high)[0] / size
+            assert cell_second == f"{alone:.1f}"
+        difference = re.search(r"^\| second_row − first_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
+        assert len(difference) == len(sizes)
+        for cell, mine, theirs in zip(difference, rows["first_row"], rows["second_row"]):
+            assert abs(float(cell) - (float(theirs) - float(mine.split(" ")[0]))) < 0.11  # each rounded to 0.1
+
+
+def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
+    saved_pair_model(tmp_path / "row-seed1", 1)
+    monkeypatch.setitem(snli_accuracy_by_length.BUCKETS, "premise", ((1, 10), (11, 14), (15, 499), (500, 10_000)))
+    snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
+    printed = capsys.readouterr().out
+    assert re.search(r"^\| row \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| - \|$", printed, re.M)
