@@ -10,12 +10,17 @@ the same at every length points elsewhere.
 Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (a `benchmarks/replicate.py`
 run's `train/`, or the run folder holding it). Runs named `ROW-seedN...` are pooled per ROW: a cell is the accuracy
 over every seed's predictions (their mean, the pairs being the same), with the lowest and highest seed's after it.
-Each table's second part is every row's difference from the first row's, per bucket. The instances are PAIRS read
-by each run's own validation reader, so pairs it skips (SNLI's '-' labels) are skipped here too.
+Each table's second part is every row's difference from the first row's, per bucket, with the two-sided
+permutation p over the two rows' seeds (`compare_seeds.py`'s); its last column, each seed's accuracy on the longest
+bucket less that on the shortest, compared the same way, says whether a difference grows with the length.
+`--json FILE` keeps every run's counts. The instances are PAIRS read by each run's own validation reader, so pairs
+it skips (SNLI's '-' labels) are skipped here too.
 """
 import argparse
 import collections
+import json
 import re
+import statistics
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -24,7 +29,8 @@ import torch
 from allennlp.common.util import import_module_and_submodules
 from allennlp.data import Batch
 
-from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
+from compare_seeds import compare  # benchmarks/: this file's folder
+from sst_accuracy_by_length import load_run, validation_reader
 
 # about the quartiles of SNLI test's premises (10, 14, 19 tokens) and hypotheses (6, 8, 10)
 BUCKETS = {"premise": ((1, 10), (11, 14), (15, 19), (20, 10_000)),
@@ -84,23 +90,51 @@ def pooled(per_seed: List[Dict[str, List[int]]], key: str) -> Optional[Tuple[flo
     return correct / total, min(accuracies), max(accuracies), per_seed[0][key][1]
 
 
+def seed_accuracies(per_seed: List[Dict[str, List[int]]], key: str) -> List[float]:
+    return [100 * counts[key][0] / counts[key][1] for counts in per_seed]
+
+
 def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
+    """Per field, each row's accuracy per bucket, then each later row's difference from the first row (pooled), with
+    the permutation p over the two rows' seeds where both have two or more; the last column, the longest bucket's
+    accuracy less the shortest's per seed, is whether the difference changes with the length."""
     lines = []
     rows = list(results)
     for field in BUCKETS:
         columns = keys(field)
         sizes = [results[rows[0]][0][field][key][1] for key in columns]
+        spread = f"{columns[-1]} − {columns[1]}"
         lines += ["", f"By {field} length (tokens; pairs a seed in brackets):", "",
-                  "| row | seeds | " + " | ".join(f"{key} ({size})" for key, size in zip(columns, sizes)) + " |",
-                  "|---|---:|" + "---:|" * len(columns)]
+                  "| row | seeds | " + " | ".join(f"{key} ({size})" for key, size in zip(columns, sizes))
+                  + f" | {spread} |", "|---|---:|" + "---:|" * (len(columns) + 1)]
         figures = {row: [pooled([seed[field] for seed in results[row]], key) for key in columns] for row in rows}
+        spreads = {row: [longest - shortest for longest, shortest in
+                         zip(seed_accuracies([seed[field] for seed in results[row]], columns[-1]),
+                             seed_accuracies([seed[field] for seed in results[row]], columns[1]))]
+                   if figures[row][-1] and figures[row][1] else None for row in rows}
         for row in rows:
             cells = ["-" if figure is None else f"{100 * figure[0]:.1f} ({100 * figure[1]:.1f}-{100 * figure[2]:.1f})"
                      if len(results[row]) > 1 else f"{100 * figure[0]:.1f}" for figure in figures[row]]
+            cells.append("-" if spreads[row] is None else f"{statistics.fmean(spreads[row]):+.1f}")
             lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
         for row in rows[1:]:
-            cells = ["-" if mine is None or first is None else f"{100 * (mine[0] - first[0]):+.1f}"
-                     for mine, first in zip(figures[row], figures[rows[0]])]
+            tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
+            cells = []
+            for key, mine, first in zip(columns, figures[row], figures[rows[0]]):
+                if mine is None or first is None:
+                    cells.append("-")
+                    continue
+                cell = f"{100 * (mine[0] - first[0]):+.1f}"
+                if tested:
+                    difference = compare(seed_accuracies([seed[field] for seed in results[rows[0]]], key),
+                                         seed_accuracies([seed[field] for seed in results[row]], key))
+                    cell += f", p {difference.p:.3f}"
+                cells.append(cell)
+            if spreads[row] is None or spreads[rows[0]] is None:
+                cells.append("-")
+            else:
+                difference = compare(spreads[rows[0]], spreads[row])
+                cells.append(f"{difference.mean:+.1f}" + (f", p {difference.p:.3f}" if tested else ""))
             lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -109,6 +143,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
     parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, help="also write every run's counts to this file")
     args = parser.parse_args(argv)
     runs = [run_folder(run) for run in args.runs]
     for run in runs:
@@ -120,8 +155,12 @@ def main(argv=None) -> None:
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
     results: Dict[str, list] = {}
+    counts = {}
     for run in runs:
-        results.setdefault(row_name(run), []).append(correct_by_length(run, args.pairs))
+        counts[str(run)] = correct_by_length(run, args.pairs)
+        results.setdefault(row_name(run), []).append(counts[str(run)])
+    if args.json:
+        args.json.write_text(json.dumps(counts, indent=1) + "\n")
     print(tables(results))
 
 

@@ -15,6 +15,7 @@ from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 import snli_accuracy_by_length  # noqa: E402
+from compare_seeds import compare  # noqa: E402
 
 SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
 
@@ -54,33 +55,46 @@ def correct(model, instances, field: str, first: int, last: int):
 
 def test_rows_are_pooled_over_seeds_and_each_bucket_is_the_models_own_accuracy(tmp_path, capsys):
     # a replicate.py run folder holds its serialization directory in train/; a plain one is read as it is
-    first = [saved_pair_model(tmp_path / f"first_row-seed{seed}-glove" / "train", seed) for seed in (1, 2)]
-    second = [saved_pair_model(tmp_path / "second_row-seed1-glove", 3)]
+    models = {"first_row": [saved_pair_model(tmp_path / f"first_row-seed{seed}-glove" / "train", seed)
+                            for seed in (1, 2)],
+              "second_row": [saved_pair_model(tmp_path / f"second_row-seed{seed}-glove", seed) for seed in (3, 4)],
+              "third_row": [saved_pair_model(tmp_path / "third_row", 5)]}
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "first_row-seed1-glove"),
                                   str(tmp_path / "first_row-seed2-glove" / "train"),
-                                  str(tmp_path / "second_row-seed1-glove")])
+                                  *(str(tmp_path / f"second_row-seed{seed}-glove") for seed in (3, 4)),
+                                  str(tmp_path / "third_row")])
     printed = capsys.readouterr().out
     for field, buckets in snli_accuracy_by_length.BUCKETS.items():
         table = printed.split(f"By {field} length")[1].split("By ")[0]
         header = re.search(r"^\| row \| seeds \| (.*) \|$", table, re.M).group(1).split(" | ")
-        sizes = [int(re.search(r"\((\d+)\)", cell).group(1)) for cell in header]
-        assert sizes[0] == len(first[0][1]) == sum(sizes[1:])  # the buckets partition the pairs
+        sizes = [int(re.search(r"\((\d+)\)", cell).group(1)) for cell in header[:-1]]
+        assert sizes[0] == len(models["first_row"][0][1]) == sum(sizes[1:])  # the buckets partition the pairs
+        assert header[-1] == f"{header[-2].split(' ')[0]} − {header[1].split(' ')[0]}"
         rows = {name: cells.split(" | ") for name, cells in re.findall(r"^\| (\w+) \| \d+ \| (.*) \|$", table, re.M)}
-        assert list(rows) == ["first_row", "second_row"]
-        for (low, high), cell_first, cell_second, size in zip(((1, 10_000), *buckets), rows["first_row"],
-                                                             rows["second_row"], sizes):
-            seeds = [correct(model, instances, field, low, high) for model, instances in first]
-            assert all(total == size for _, total in seeds)
-            pooled = 100 * sum(right for right, _ in seeds) / (2 * size)
-            assert cell_first.startswith(f"{pooled:.1f} (")
-            lowest, highest = sorted(100 * right / size for right, _ in seeds)
-            assert cell_first.endswith(f"({lowest:.1f}-{highest:.1f})")
-            alone = 100 * correct(*second[0], field, low, high)[0] / size
-            assert cell_second == f"{alone:.1f}"
-        difference = re.search(r"^\| second_row − first_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
-        assert len(difference) == len(sizes)
-        for cell, mine, theirs in zip(difference, rows["first_row"], rows["second_row"]):
-            assert abs(float(cell) - (float(theirs) - float(mine.split(" ")[0]))) < 0.11  # each rounded to 0.1
+        assert list(rows) == list(models)
+        per_seed = {}  # (row, column): each seed's accuracy
+        for row, saved in models.items():
+            for column, ((low, high), cell, size) in enumerate(zip(((1, 10_000), *buckets), rows[row], sizes)):
+                seeds = [correct(model, instances, field, low, high) for model, instances in saved]
+                assert all(total == size for _, total in seeds)
+                per_seed[row, column] = [100 * right / size for right, _ in seeds]
+                pooled = 100 * sum(right for right, _ in seeds) / (len(seeds) * size)
+                lowest, highest = min(per_seed[row, column]), max(per_seed[row, column])
+                assert cell == (f"{pooled:.1f} ({lowest:.1f}-{highest:.1f})" if len(seeds) > 1 else f"{pooled:.1f}")
+            spread = [b - a for a, b in zip(per_seed[row, 1], per_seed[row, len(buckets)])]
+            per_seed[row, "spread"] = spread
+            assert rows[row][-1] == f"{sum(spread) / len(spread):+.1f}"
+        for row in ("second_row", "third_row"):
+            difference = re.search(rf"^\| {row} − first_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
+            assert len(difference) == len(header)
+            for cell, key, mine, theirs in zip(difference, [*range(len(sizes)), "spread"],
+                                                rows["first_row"], rows[row]):
+                value, _, p = cell.partition(", p ")
+                assert abs(float(value) - (float(theirs.split(" ")[0]) - float(mine.split(" ")[0]))) < 0.11
+                if row == "third_row":
+                    assert p == ""  # one seed: no test
+                else:  # compare_seeds.py's permutation over the two rows' seeds
+                    assert p == f"{compare(per_seed['first_row', key], per_seed[row, key]).p:.3f}"
 
 
 def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
@@ -88,4 +102,4 @@ def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(snli_accuracy_by_length.BUCKETS, "premise", ((1, 10), (11, 14), (15, 499), (500, 10_000)))
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
     printed = capsys.readouterr().out
-    assert re.search(r"^\| row \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| - \|$", printed, re.M)
+    assert re.search(r"^\| row \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| - \| - \|$", printed, re.M)
