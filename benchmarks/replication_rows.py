@@ -285,6 +285,14 @@ def _snli(epochs: int) -> List[Row]:
         label=f"{lstmn_encoder.label}, b of eq. 7 started at zero (the forget gate's too, not 1)",
         overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
             *decomposable_initializer_regexes(), ["_premise_encoder.layers.0.bias_.h$", {"type": "zero"}]]}))
+    # and the LSTM with torch's weights and the forget gate's bias raised by 1 (bias_hh zero but that 1, bias_ih
+    # torch's)
+    built.append(replace(
+        lstm_encoder, name="snli_decomposable_attention_lstm_encoder_forget_bias_1",
+        label=f"{lstm_encoder.label}, the forget gate's bias started 1 higher (torch's weights)",
+        overrides={**lstm_encoder.overrides, "model.initializer.regexes": [
+            *decomposable_initializer_regexes(),
+            ["_premise_encoder._module.bias_hh_l0", {"type": "lstm_hidden_bias"}]]}))
     # and on fewer pairs: does the LSTMN's cost against the LSTM in that place shrink as the pairs grow (the paper
     # has the LSTMN above the LSTM on SNLI train)?
     on_fewer_pairs(["snli_decomposable_attention_lstm_encoder", "snli_decomposable_attention_lstmn_encoder"])

@@ -146,3 +146,13 @@ def test_the_lstmn_encoder_row_with_a_zero_forget_bias_keeps_the_lstmns_weights(
     for name in own:
         if "bias" not in name:
             assert torch.equal(zero[name], own[name]), name
+
+
+def test_the_lstm_encoder_row_with_a_forget_bias_of_1_keeps_torchs_weights(monkeypatch):
+    _, built = _built_row("snli_decomposable_attention_lstm_encoder_forget_bias_1", monkeypatch)
+    _, default = _built_row("snli_decomposable_attention_lstm_encoder", monkeypatch)
+    raised, own = _encoder_parameters(built.model), _encoder_parameters(default.model)
+    assert (raised["_module.bias_hh_l0"][200:400] == 1).all() and raised["_module.bias_hh_l0"].sum() == 200
+    for name in ("_module.weight_ih_l0", "_module.weight_hh_l0", "_module.bias_ih_l0"):
+        assert torch.equal(raised[name], own[name]), name
+    assert own["_module.bias_ih_l0"].abs().max() > 0.9 / 200 ** 0.5  # torch's uniform start, not zero
