@@ -161,16 +161,14 @@ IWSLT_SLICES = {f"iwslt14_valid_{part}.de-en.{language}": [f"{IWSLT_VALID}.{lang
                 for part, first, end in [("train", 0, 6469), ("selection", 6469, 6969)] for language in ("en", "de")}
 
 
-def decomposable_initializer_regexes() -> list:
-    """benchmarks/configs/snli_decomposable_attention.jsonnet's initializer regexes, read from the config (a row that
-    adds one must override the whole list: AllenNLP's overrides cannot append to a list)."""
+def initializer_regexes(config: str) -> list:
+    """CONFIG's initializer regexes (its model's), read from the config (a row that adds one must override the whole
+    list: AllenNLP's overrides cannot append to a list)."""
     import _jsonnet
 
     ext_vars = {"SNLI_TRAIN": "", "SNLI_VALIDATION": "", "GLOVE_PATH": "", "GLOVE_VOCABULARY": "0",
                 "EMBEDDING_DIM": "50", "NUM_EPOCHS": "1", "CUDA_DEVICE": "-1"}
-    config = json.loads(_jsonnet.evaluate_file(str(ROOT / "benchmarks/configs/snli_decomposable_attention.jsonnet"),
-                                               ext_vars=ext_vars))
-    return config["model"]["initializer"]["regexes"]
+    return json.loads(_jsonnet.evaluate_file(str(ROOT / config), ext_vars=ext_vars))["model"]["initializer"]["regexes"]
 
 
 def _snli(epochs: int) -> List[Row]:
@@ -240,6 +238,7 @@ def _snli(epochs: int) -> List[Row]:
     # projected vectors, so the attend and compare layers keep their sizes. If the encoder is the cost on 8,854 pairs,
     # both fall toward the recurrent rows; the LSTMN against the LSTM is then the peer comparison inside one model
     decomposable = named("snli_decomposable_attention")
+    decomposable_regexes = initializer_regexes(decomposable.config)
     for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
         built.append(replace(
             decomposable, name=f"snli_decomposable_attention_{encoder}_encoder", system=system,
@@ -255,7 +254,7 @@ def _snli(epochs: int) -> List[Row]:
         label=f"{lstmn_encoder.label}, without h~_(t-1) in eq. 4 (the authors' code)",
         overrides={**lstmn_encoder.overrides,
                    "model.initializer.regexes": [
-                       *decomposable_initializer_regexes(), [frozen, {"type": "constant", "val": 0.0}]],
+                       *decomposable_regexes, [frozen, {"type": "constant", "val": 0.0}]],
                    "trainer.optimizer.parameter_groups": [[[frozen], {"lr": 0.0}]]}))
     # The LSTMN there fits fewer training pairs than the LSTM (78-83 % at the last epoch against 86-88 %), so it is
     # not overfitting more. The two start differently: our LSTMN as its eq. 7 weights Xavier-uniform, b zero but a
@@ -268,7 +267,7 @@ def _snli(epochs: int) -> List[Row]:
         lstm_encoder, name="snli_decomposable_attention_lstm_encoder_lstmn_init",
         label=f"{lstm_encoder.label}, started as our LSTMN (Xavier-uniform weights, forget-gate bias 1)",
         overrides={**lstm_encoder.overrides, "model.initializer.regexes": [
-            *decomposable_initializer_regexes(),
+            *decomposable_regexes,
             ["_premise_encoder._module.weight_.h_l0", {"type": "xavier_uniform"}],
             ["_premise_encoder._module.bias_ih_l0", {"type": "zero"}],
             ["_premise_encoder._module.bias_hh_l0", {"type": "lstm_hidden_bias"}]]}))
@@ -276,7 +275,7 @@ def _snli(epochs: int) -> List[Row]:
         lstmn_encoder, name="snli_decomposable_attention_lstmn_encoder_lstm_init",
         label=f"{lstmn_encoder.label}, eq. 7 started as torch's LSTM (weights and biases uniform in +-1/sqrt(200))",
         overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
-            *decomposable_initializer_regexes(),
+            *decomposable_regexes,
             ["_premise_encoder.layers.0.(weight|bias)_.h$", {"type": "uniform", "a": -bound, "b": bound}]]}))
     # The two starts' weight bounds differ by a tenth (sqrt(6 / 1000) against 1 / sqrt(200)); their biases differ in
     # kind. The LSTMN's own start with b all zero, its forget gate's 1 too, separates the two
@@ -284,22 +283,28 @@ def _snli(epochs: int) -> List[Row]:
         lstmn_encoder, name="snli_decomposable_attention_lstmn_encoder_zero_forget_bias",
         label=f"{lstmn_encoder.label}, b of eq. 7 started at zero (the forget gate's too, not 1)",
         overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
-            *decomposable_initializer_regexes(), ["_premise_encoder.layers.0.bias_.h$", {"type": "zero"}]]}))
+            *decomposable_regexes, ["_premise_encoder.layers.0.bias_.h$", {"type": "zero"}]]}))
     # and the LSTM with torch's weights and the forget gate's bias raised by 1 (bias_hh zero but that 1, bias_ih
     # torch's)
     built.append(replace(
         lstm_encoder, name="snli_decomposable_attention_lstm_encoder_forget_bias_1",
         label=f"{lstm_encoder.label}, the forget gate's bias started 1 higher (torch's weights)",
         overrides={**lstm_encoder.overrides, "model.initializer.regexes": [
-            *decomposable_initializer_regexes(),
+            *decomposable_regexes,
             ["_premise_encoder._module.bias_hh_l0", {"type": "lstm_hidden_bias"}]]}))
+    # and our LSTMN model with b of eq. 7 started at zero in both its LSTMNs
+    lstmn = named("snli_lstmn_deep_fusion")
+    built.append(replace(
+        lstmn, name="snli_lstmn_deep_fusion_zero_forget_bias",
+        label=f"{lstmn.label}, b of eq. 7 started at zero (the forget gate's too, not 1)",
+        overrides={**lstmn.overrides, "model.initializer.regexes": [
+            *initializer_regexes(lstmn.config), ["^_(en|de)coder.bias_.h$", {"type": "zero"}]]}))
     # and on fewer pairs: does the LSTMN's cost against the LSTM in that place shrink as the pairs grow (the paper
     # has the LSTMN above the LSTM on SNLI train)?
     on_fewer_pairs(["snli_decomposable_attention_lstm_encoder", "snli_decomposable_attention_lstmn_encoder"])
     # The LSTMN fits 80 % of the training pairs against 64 % held out; decomposable attention keeps its vectors fixed.
     # The LSTMN with its vectors fixed too: the remedy for overfitting its paper leaves open (it freezes them for the
     # first epoch only)
-    lstmn = named("snli_lstmn_deep_fusion")
     built.append(replace(
         lstmn, name="snli_lstmn_deep_fusion_fixed_embeddings", label=f"{lstmn.label}, the vectors fixed",
         overrides={**lstmn.overrides, "model.text_field_embedder.token_embedders.tokens.trainable": False}))

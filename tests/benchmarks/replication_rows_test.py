@@ -156,3 +156,14 @@ def test_the_lstm_encoder_row_with_a_forget_bias_of_1_keeps_torchs_weights(monke
     for name in ("_module.weight_ih_l0", "_module.weight_hh_l0", "_module.bias_ih_l0"):
         assert torch.equal(raised[name], own[name]), name
     assert own["_module.bias_ih_l0"].abs().max() > 0.9 / 200 ** 0.5  # torch's uniform start, not zero
+
+
+def test_the_lstmn_model_row_with_a_zero_forget_bias_reaches_both_its_lstmns(monkeypatch):
+    _, built = _built_row("snli_lstmn_deep_fusion_zero_forget_bias", monkeypatch)
+    _, default = _built_row("snli_lstmn_deep_fusion", monkeypatch)
+    zero, own = dict(built.model.named_parameters()), dict(default.model.named_parameters())
+    for layer in ("_encoder", "_decoder"):
+        assert (own[f"{layer}.bias_hh"][100:200] == 1).all()  # what the row changes
+        assert (zero[f"{layer}.bias_hh"] == 0).all() and (zero[f"{layer}.bias_ih"] == 0).all()
+    changed = [name for name in own if not torch.equal(zero[name], own[name])]
+    assert sorted(changed) == ["_decoder.bias_hh", "_encoder.bias_hh"]  # the unknown row stays zero, the rest as is
