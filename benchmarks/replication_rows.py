@@ -257,7 +257,7 @@ def _snli(epochs: int) -> List[Row]:
                        *decomposable_regexes, [frozen, {"type": "constant", "val": 0.0}]],
                    "trainer.optimizer.parameter_groups": [[[frozen], {"lr": 0.0}]]}))
     # The LSTMN there fits fewer training pairs than the LSTM (78-83 % at the last epoch against 86-88 %), so it is
-    # not overfitting more. The two start differently: our LSTMN as its eq. 7 weights Xavier-uniform, b zero but a
+    # not overfitting more. The two start differently: our LSTMN with its eq. 7 weights Xavier-uniform, b zero but a
     # forget-gate bias of 1; torch's LSTM every weight and bias uniform in +-1/sqrt(hidden). Each with the other's
     # start (the LSTMN's attention weights, eq. 4, keep theirs: the LSTM has none): if the start is the cost, the
     # two rows trade places

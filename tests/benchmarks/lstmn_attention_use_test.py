@@ -12,7 +12,7 @@ from allennlp.data import Batch
 
 import allennlp_models.lm  # noqa: F401
 from memplugins.compat import CONFIG_DEFAULTS
-from tests.benchmarks.saved_models import save_with_random_weights
+from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -60,17 +60,7 @@ SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
 
 
 def saved_pair_model(tmp_path):
-    """replicate.py's snli_decomposable_attention_lstmn_encoder, shrunk: allennlp-models' decomposable_attention
-    with an `lstmn` premise_encoder that encodes the hypothesis too."""
-    config = json.loads(_jsonnet.evaluate_file(
-        str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
-    model = config["model"]
-    model["text_field_embedder"]["token_embedders"]["tokens"]["projection_dim"] = 8
-    model["premise_encoder"] = {"type": "lstmn", "input_size": 8, "hidden_size": 8}
-    model["attend_feedforward"].update(input_dim=8, hidden_dims=8)
-    model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
-    model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
-    return save_with_random_weights(tmp_path, config, str(SNLI))
+    return save_with_random_weights(tmp_path, shrunk_decomposable_attention_config(), str(SNLI))
 
 
 def test_a_pair_model_gets_its_own_accuracy_and_both_sentences_statistics(tmp_path, capsys):

@@ -3,6 +3,7 @@ enough that attention and memory keys are far from uniform: the input of the ana
 a trained model (lstmn_attention_use.py, nse_memory_use.py)."""
 import json
 
+import _jsonnet
 import torch
 from allennlp.common import Params
 from allennlp.data import DatasetReader, Vocabulary
@@ -24,3 +25,20 @@ def save_with_random_weights(tmp_path, config: dict, data_file: str, reader_key:
     torch.save(model.state_dict(), tmp_path / "best.th")
     vocab.save_to_files(str(tmp_path / "vocabulary"))
     return model, instances
+
+
+def shrunk_decomposable_attention_config() -> dict:
+    """replicate.py's snli_decomposable_attention_lstmn_encoder, shrunk: allennlp-models' decomposable_attention
+    with an `lstmn` premise_encoder (8 wide) that encodes the hypothesis too."""
+    from memplugins.compat import CONFIG_DEFAULTS
+    from tests.conftest import REPO_ROOT
+
+    config = json.loads(_jsonnet.evaluate_file(
+        str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
+    model = config["model"]
+    model["text_field_embedder"]["token_embedders"]["tokens"]["projection_dim"] = 8
+    model["premise_encoder"] = {"type": "lstmn", "input_size": 8, "hidden_size": 8}
+    model["attend_feedforward"].update(input_dim=8, hidden_dims=8)
+    model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
+    model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
+    return config

@@ -1,16 +1,13 @@
 """benchmarks/snli_accuracy_by_length.py on small decomposable-attention models: runs of one row are pooled over
 their seeds, every cell is the models' own accuracy on its bucket's pairs, the buckets partition the pairs, and the
 difference rows are the differences of the rows above."""
-import json
 import re
 import sys
 
-import _jsonnet
 import torch
 from allennlp.data import Batch
 
-from memplugins.compat import CONFIG_DEFAULTS
-from tests.benchmarks.saved_models import save_with_random_weights
+from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -22,16 +19,8 @@ SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
 
 def saved_pair_model(folder, seed: int):
     """decomposable_attention with an `lstmn` premise encoder, shrunk, its weights drawn with `seed`."""
-    config = json.loads(_jsonnet.evaluate_file(
-        str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
-    model = config["model"]
-    model["text_field_embedder"]["token_embedders"]["tokens"]["projection_dim"] = 8
-    model["premise_encoder"] = {"type": "lstmn", "input_size": 8, "hidden_size": 8}
-    model["attend_feedforward"].update(input_dim=8, hidden_dims=8)
-    model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
-    model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
     folder.mkdir(parents=True)
-    model, instances = save_with_random_weights(folder, config, str(SNLI))
+    model, instances = save_with_random_weights(folder, shrunk_decomposable_attention_config(), str(SNLI))
     torch.manual_seed(seed)
     with torch.no_grad():
         for parameter in model.parameters():
