@@ -26,24 +26,18 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import torch
-from allennlp.common.util import import_module_and_submodules
 from allennlp.data import Batch
 
 from compare_seeds import compare  # benchmarks/: this file's folder
-from sst_accuracy_by_length import load_run, validation_reader
+from sst_accuracy_by_length import bucket, import_plugins, load_run, run_name, validation_reader
 
 # about the quartiles of SNLI test's premises (10, 14, 19 tokens) and hypotheses (6, 8, 10)
 BUCKETS = {"premise": ((1, 10), (11, 14), (15, 19), (20, 10_000)),
            "hypothesis": ((1, 6), (7, 8), (9, 10), (11, 10_000))}
 
 
-def bucket(field: str, length: int) -> str:
-    first, last = next((first, last) for first, last in BUCKETS[field] if first <= length <= last)
-    return f"{first}+" if last == 10_000 else f"{first}-{last}"
-
-
 def keys(field: str) -> List[str]:
-    return ["all"] + [bucket(field, first) for first, _ in BUCKETS[field]]
+    return ["all"] + [bucket(first, BUCKETS[field]) for first, _ in BUCKETS[field]]
 
 
 def run_folder(run: Path) -> Path:
@@ -53,8 +47,7 @@ def run_folder(run: Path) -> Path:
 
 def row_name(run: Path) -> str:
     """The row a run belongs to: its folder's name up to `-seedN` (the run's own name when it has none)."""
-    name = run.name if run.name != "train" else run.parent.name
-    return re.sub(r"-seed\d+.*$", "", name)
+    return re.sub(r"-seed\d+.*$", "", run_name(run))
 
 
 def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, Dict[str, List[int]]]:
@@ -73,21 +66,20 @@ def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, 
             predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
             for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
                 for field in BUCKETS:
-                    for key in ("all", bucket(field, len(instance[field].tokens))):
+                    for key in ("all", bucket(len(instance[field].tokens), BUCKETS[field])):
                         counts[field][key][0] += int(guess == gold)
                         counts[field][key][1] += 1
     return counts
 
 
-def pooled(per_seed: List[Dict[str, List[int]]], key: str) -> Optional[Tuple[float, float, float, int]]:
-    """(pooled accuracy, lowest seed's, highest seed's, pairs a seed) of one bucket; None for a bucket without
-    pairs."""
+def pooled(per_seed: List[Dict[str, List[int]]], key: str) -> Optional[Tuple[float, float, float]]:
+    """(pooled accuracy, lowest seed's, highest seed's) of one bucket; None for a bucket without pairs."""
     if not per_seed[0][key][1]:
         return None
     accuracies = [counts[key][0] / counts[key][1] for counts in per_seed]
     correct = sum(counts[key][0] for counts in per_seed)
     total = sum(counts[key][1] for counts in per_seed)
-    return correct / total, min(accuracies), max(accuracies), per_seed[0][key][1]
+    return correct / total, min(accuracies), max(accuracies)
 
 
 def seed_accuracies(per_seed: List[Dict[str, List[int]]], key: str) -> List[float]:
@@ -102,15 +94,15 @@ def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
     rows = list(results)
     for field in BUCKETS:
         columns = keys(field)
-        sizes = [results[rows[0]][0][field][key][1] for key in columns]
+        sizes = [results[rows[0]][0][field][key][1] for key in columns]  # pairs a seed
         spread = f"{columns[-1]} − {columns[1]}"
         lines += ["", f"By {field} length (tokens; pairs a seed in brackets):", "",
                   "| row | seeds | " + " | ".join(f"{key} ({size})" for key, size in zip(columns, sizes))
                   + f" | {spread} |", "|---|---:|" + "---:|" * (len(columns) + 1)]
-        figures = {row: [pooled([seed[field] for seed in results[row]], key) for key in columns] for row in rows}
+        seeds = {row: [seed[field] for seed in results[row]] for row in rows}  # this field's counts, per seed
+        figures = {row: [pooled(seeds[row], key) for key in columns] for row in rows}
         spreads = {row: [longest - shortest for longest, shortest in
-                         zip(seed_accuracies([seed[field] for seed in results[row]], columns[-1]),
-                             seed_accuracies([seed[field] for seed in results[row]], columns[1]))]
+                         zip(seed_accuracies(seeds[row], columns[-1]), seed_accuracies(seeds[row], columns[1]))]
                    if figures[row][-1] and figures[row][1] else None for row in rows}
         for row in rows:
             cells = ["-" if figure is None else f"{100 * figure[0]:.1f} ({100 * figure[1]:.1f}-{100 * figure[2]:.1f})"
@@ -126,8 +118,7 @@ def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
                     continue
                 cell = f"{100 * (mine[0] - first[0]):+.1f}"
                 if tested:
-                    difference = compare(seed_accuracies([seed[field] for seed in results[rows[0]]], key),
-                                         seed_accuracies([seed[field] for seed in results[row]], key))
+                    difference = compare(seed_accuracies(seeds[rows[0]], key), seed_accuracies(seeds[row], key))
                     cell += f", p {difference.p:.3f}"
                 cells.append(cell)
             if spreads[row] is None or spreads[rows[0]] is None:
@@ -149,11 +140,7 @@ def main(argv=None) -> None:
     for run in runs:
         if not (run / "best.th").exists():
             sys.exit(f"{run}: no best.th (is it a serialization directory?)")
-    from memplugins.cli import keep_nltk_offline
-
-    keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
-    import_module_and_submodules("allennlp_models")
-    import_module_and_submodules("memplugins")
+    import_plugins()
     results: Dict[str, list] = {}
     counts = {}
     for run in runs:

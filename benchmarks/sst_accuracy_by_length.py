@@ -28,8 +28,9 @@ from allennlp.models import Model
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 10_000))
 
 
-def bucket(length: int) -> str:
-    first, last = next((first, last) for first, last in BUCKETS if first <= length <= last)
+def bucket(length: int, buckets=BUCKETS) -> str:
+    """The name of the (first, last) range of `buckets` that holds `length` ("31+" for the open last one)."""
+    first, last = next((first, last) for first, last in buckets if first <= length <= last)
     return f"{first}+" if last == 10_000 else f"{first}-{last}"
 
 
@@ -77,12 +78,17 @@ def parse_runs(description: str, trees_example: str, json_option: bool = False,
     for run in args.runs:
         if not (run / weights).exists():
             sys.exit(f"{run}: no {weights} (is it a serialization directory?)")
+    import_plugins()
+    return args
+
+
+def import_plugins() -> None:
+    """allennlp-models' and our registered classes, for loading a run's config; nltk kept offline."""
     from memplugins.cli import keep_nltk_offline
 
     keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
-    return args
 
 
 def accuracy_by_length(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> dict:
