@@ -13,7 +13,10 @@ over every seed's predictions (their mean, the pairs being the same), with the l
 Each table's second part is every row's difference from the first row's, per bucket, with the two-sided
 permutation p over the two rows' seeds (`compare_seeds.py`'s); its last column, each seed's accuracy on the longest
 bucket less that on the shortest, compared the same way, says whether a difference grows with the length.
-`--json FILE` keeps every run's counts. The instances are PAIRS read by each run's own validation reader, so pairs
+The same hypothesis-length table follows for each gold label's pairs alone, since the labels differ in length
+(SNLI's neutral hypotheses run longer than its entailed ones): a difference that grows with the length in every
+label is the length's, one that grows in one label only is that label's pairs'. `--json FILE` keeps every run's
+counts. The instances are PAIRS read by each run's own validation reader, so pairs
 it skips (SNLI's '-' labels) are skipped here too.
 """
 import argparse
@@ -36,8 +39,14 @@ BUCKETS = {"premise": ((1, 10), (11, 14), (15, 19), (20, 10_000)),
            "hypothesis": ((1, 6), (7, 8), (9, 10), (11, 10_000))}
 
 
+def length_field(field: str) -> str:
+    """The sentence whose length a table's buckets are: `field` itself, or the one before ", gold ..."."""
+    return field.split(", gold ")[0]
+
+
 def keys(field: str) -> List[str]:
-    return ["all"] + [bucket(first, BUCKETS[field]) for first, _ in BUCKETS[field]]
+    buckets = BUCKETS[length_field(field)]
+    return ["all"] + [bucket(first, buckets) for first, _ in buckets]
 
 
 def run_folder(run: Path) -> Path:
@@ -51,12 +60,15 @@ def row_name(run: Path) -> str:
 
 
 def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, Dict[str, List[int]]]:
-    """{field: {bucket: [correct, total]}} of RUN's best weights on PAIRS."""
+    """{field: {bucket: [correct, total]}} of RUN's best weights on PAIRS; the fields are BUCKETS' and, for each gold
+    label, "hypothesis, gold LABEL" over that label's pairs alone."""
     model = load_run(run)
     instances = list(validation_reader(run).read(pairs))
     if not instances:
         sys.exit(f"{pairs}: no labelled pairs read by {run}'s reader")
-    counts: Dict[str, Dict[str, List[int]]] = {field: collections.defaultdict(lambda: [0, 0]) for field in BUCKETS}
+    labels = model.vocab.get_index_to_token_vocabulary("labels")
+    fields = [*BUCKETS, *(f"hypothesis, gold {label}" for label in sorted(labels.values()))]
+    counts: Dict[str, Dict[str, List[int]]] = {field: collections.defaultdict(lambda: [0, 0]) for field in fields}
     with torch.no_grad():
         for start in range(0, len(instances), batch_size):
             chunk = instances[start:start + batch_size]
@@ -65,8 +77,9 @@ def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, 
             tensors = batch.as_tensor_dict()
             predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
             for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
-                for field in BUCKETS:
-                    for key in ("all", bucket(len(instance[field].tokens), BUCKETS[field])):
+                for field in (*BUCKETS, f"hypothesis, gold {labels[gold]}"):
+                    length = len(instance[length_field(field)].tokens)
+                    for key in ("all", bucket(length, BUCKETS[length_field(field)])):
                         counts[field][key][0] += int(guess == gold)
                         counts[field][key][1] += 1
     return counts
@@ -92,11 +105,13 @@ def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
     accuracy less the shortest's per seed, is whether the difference changes with the length."""
     lines = []
     rows = list(results)
-    for field in BUCKETS:
+    for field in results[rows[0]][0]:
         columns = keys(field)
         sizes = [results[rows[0]][0][field][key][1] for key in columns]  # pairs a seed
         spread = f"{columns[-1]} − {columns[1]}"
-        lines += ["", f"By {field} length (tokens; pairs a seed in brackets):", "",
+        sentence, _, label = field.partition(", gold ")
+        title = f"By {sentence} length" + (f", gold label {label} only" if label else "")
+        lines += ["", f"{title} (tokens; pairs a seed in brackets):", "",
                   "| row | seeds | " + " | ".join(f"{key} ({size})" for key, size in zip(columns, sizes))
                   + f" | {spread} |", "|---|---:|" + "---:|" * (len(columns) + 1)]
         seeds = {row: [seed[field] for seed in results[row]] for row in rows}  # this field's counts, per seed

@@ -92,3 +92,26 @@ def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
     printed = capsys.readouterr().out
     assert re.search(r"^\| row \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| - \| - \|$", printed, re.M)
+
+
+def test_each_gold_label_has_a_hypothesis_length_table_of_its_own_pairs(tmp_path, capsys):
+    model, instances = saved_pair_model(tmp_path / "row-seed1", 1)
+    snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
+    printed = capsys.readouterr().out
+    labels = sorted({instance["label"].label for instance in instances})
+    assert len(labels) == 3  # the fixture has every label
+    buckets = ((1, 10_000), *snli_accuracy_by_length.BUCKETS["hypothesis"])
+    pairs = 0
+    for label in labels:
+        table = printed.split(f"By hypothesis length, gold label {label} only")[1].split("By ")[0]
+        header = re.search(r"^\| row \| seeds \| (.*) \|$", table, re.M).group(1).split(" | ")
+        sizes = [int(re.search(r"\((\d+)\)", cell).group(1)) for cell in header[:-1]]
+        cells = re.search(r"^\| row \| 1 \| (.*) \|$", table, re.M).group(1).split(" | ")
+        own = [instance for instance in instances if instance["label"].label == label]
+        for (low, high), cell, size in zip(buckets, cells, sizes):
+            right, total = correct(model, own, "hypothesis", low, high)
+            assert total == size
+            assert cell == ("-" if total == 0 else f"{100 * right / total:.1f}")
+        pairs += sizes[0]
+    assert pairs == len(instances)
+    assert printed.count("By hypothesis length") == 1 + len(labels)

@@ -1,0 +1,194 @@
+"""
+Where decomposable attention's alignment looks, word by word, in trained pair models built on allennlp-models'
+`decomposable_attention` (with or without a sentence encoder before it, e.g. replicate.py's
+`snli_decomposable_attention_lstmn_encoder`): a diagnostic for why one encoder there does worse than another on
+some pairs (docs/results.md "SNLI"). Parikh et al. (2016) align by e_ij = F(a_i)^T F(b_j) (their eq. 1; a_i the
+premise's i-th vector, b_j the hypothesis's j-th, each the encoder's output where there is one, F the
+`attend_feedforward`), and each hypothesis word j reads the premise through beta_j = sum_i softmax_i(e_ij) a_i (eq.
+2; `h2p_attention`). For every hypothesis word j, with w_ji those weights over the premise's n words:
+
+* same word: the weight on premise words whose text (lowercased) is word j's, over the hypothesis words that occur in
+  the premise: how much of the alignment is on the literal match;
+* entropy: -sum_i w_ji log w_ji / log n (premises of two words or more): 1 for uniform weights, 0 for one word;
+* premise position read: sum_i w_ji (i - 1) / (n - 1) (the same premises): 0 the first word, 1 the last, 0.5 for
+  uniform weights; an alignment that follows the words, not their places, reads near 0.5 at every j;
+* ‖F(b_j)‖: the size of word j's attend features (the scale of e_ij, so of how sharp w_j can be); and ‖F(a_i)‖ of
+  the premise's words by their own position.
+
+Each is given by the word's position in its sentence, per row (runs named `ROW-seedN...` pooled: the mean of the
+seeds' means, with the lowest and highest seed's), then each later row's difference from the first, with the
+two-sided permutation p over the two rows' seeds (`compare_seeds.py`'s). A last table gives every run's accuracy
+and each statistic over all its words, with the correlation across runs where there are four or more.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/snli_alignment.py PAIRS RUN [RUN ...] [--json FILE]
+
+Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (or the replicate.py run folder
+holding it in `train/`); PAIRS are read by each run's own validation reader.
+"""
+import argparse
+import collections
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import torch
+from allennlp.data import Batch
+
+from compare_seeds import compare  # benchmarks/: this file's folder
+from snli_accuracy_by_length import row_name, run_folder
+from sst_accuracy_by_length import bucket, import_plugins, load_run, run_name, validation_reader
+
+POSITIONS = ((1, 2), (3, 5), (6, 8), (9, 10_000))  # a word's place in its sentence, from 1
+STATISTICS = {  # name: (the sentence whose words it is taken over, the format of a cell)
+    "same word": ("hypothesis", "{:.3f}"),
+    "entropy": ("hypothesis", "{:.3f}"),
+    "premise position read": ("hypothesis", "{:.3f}"),
+    "‖F(b_j)‖": ("hypothesis", "{:.2f}"),
+    "‖F(a_i)‖": ("premise", "{:.2f}"),
+}
+
+
+def keys() -> List[str]:
+    return ["all"] + [bucket(first, POSITIONS) for first, _ in POSITIONS]
+
+
+def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
+    """RUN's best weights on PAIRS: {"accuracy": fraction, statistic: {position bucket: [sum, count]}}."""
+    model = load_run(run)
+    attend = getattr(model, "_attend_feedforward", None)
+    if attend is None:
+        sys.exit(f"{run}: not a decomposable_attention model (no attend_feedforward)")
+    instances = list(validation_reader(run).read(pairs))
+    if not instances:
+        sys.exit(f"{pairs}: no labelled pairs read by {run}'s reader")
+    sums: Dict[str, Dict[str, List[float]]] = {name: collections.defaultdict(lambda: [0.0, 0])
+                                               for name in STATISTICS}
+    features: List[torch.Tensor] = []  # F's outputs: the premise's, then the hypothesis's, per forward
+    hook = attend.register_forward_hook(lambda module, inputs, output: features.append(output))
+    right = 0
+
+    def add(name: str, position: int, value: float) -> None:
+        for key in ("all", bucket(position, POSITIONS)):
+            sums[name][key][0] += value
+            sums[name][key][1] += 1
+
+    try:
+        with torch.no_grad():
+            for start in range(0, len(instances), batch_size):
+                chunk = instances[start:start + batch_size]
+                batch = Batch(chunk)
+                batch.index_instances(model.vocab)
+                tensors = batch.as_tensor_dict()
+                features.clear()
+                output = model(**tensors)
+                if len(features) != 2 or "h2p_attention" not in output:
+                    sys.exit(f"{run}: its model does not align as decomposable_attention does (F called "
+                             f"{len(features)} times, h2p_attention {'in' if 'h2p_attention' in output else 'not in'} "
+                             f"its output)")
+                premise_features, hypothesis_features = features
+                right += int((output["label_logits"].argmax(-1) == tensors["label"]).sum())
+                weights = output["h2p_attention"]  # (batch, hypothesis words, premise words)
+                for k, instance in enumerate(chunk):
+                    premise = [token.text.lower() for token in instance["premise"].tokens]
+                    hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
+                    n = len(premise)
+                    places = torch.arange(n, dtype=weights.dtype) / max(n - 1, 1)
+                    for i in range(n):
+                        add("‖F(a_i)‖", i + 1, float(premise_features[k, i].norm()))
+                    for j, word in enumerate(hypothesis):
+                        w = weights[k, j, :n]
+                        add("‖F(b_j)‖", j + 1, float(hypothesis_features[k, j].norm()))
+                        if word in premise:
+                            add("same word", j + 1, float(sum(w[i] for i in range(n) if premise[i] == word)))
+                        if n > 1:
+                            add("entropy", j + 1, float(-(w * w.clamp(min=1e-30).log()).sum()) / math.log(n))
+                            add("premise position read", j + 1, float((w * places).sum()))
+    finally:
+        hook.remove()
+    return {"accuracy": right / len(instances), **{name: dict(cells) for name, cells in sums.items()}}
+
+
+def means(results: List[dict], name: str, key: str) -> Optional[List[float]]:
+    """Each run's mean of one statistic in one bucket; None where a run has no words there."""
+    cells = [result[name].get(key, [0.0, 0]) for result in results]
+    return None if any(count == 0 for _, count in cells) else [total / count for total, count in cells]
+
+
+def pearson(x: List[float], y: List[float]) -> Optional[float]:
+    """Pearson's r over four or more runs; None for fewer, or where either side is constant."""
+    if len(x) < 4 or len(set(x)) == 1 or len(set(y)) == 1:
+        return None
+    return statistics.correlation(x, y)
+
+
+def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
+    """Per statistic, each row by position (the seeds' mean, with their range) and each later row less the first;
+    then each run's accuracy and statistics over all words, and their correlation across runs."""
+    lines = []
+    rows = list(results)
+    for name, (sentence, form) in STATISTICS.items():
+        lines += ["", f"{name}, by the {sentence} word's position:", "",
+                  "| row | seeds | " + " | ".join(keys()) + " |", "|---|---:|" + "---:|" * len(keys())]
+        figures = {row: [means(results[row], name, key) for key in keys()] for row in rows}
+        for row in rows:
+            cells = ["-" if values is None else form.format(statistics.fmean(values))
+                     + (f" ({form.format(min(values))}-{form.format(max(values))})" if len(values) > 1 else "")
+                     for values in figures[row]]
+            lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
+        for row in rows[1:]:
+            tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
+            cells = []
+            for mine, first in zip(figures[row], figures[rows[0]]):
+                if mine is None or first is None:
+                    cells.append("-")
+                    continue
+                difference = statistics.fmean(mine) - statistics.fmean(first)
+                cells.append(("{:+" + form[2:]).format(difference)
+                             + (f", p {compare(first, mine).p:.3f}" if tested else ""))
+            lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+    runs = [(run, result) for row in rows for run, result in zip(names[row], results[row])]
+    lines += ["", "Every run, over all its words:", "",
+              "| run | accuracy | " + " | ".join(STATISTICS) + " |", "|---|---:|" + "---:|" * len(STATISTICS)]
+    for run, result in runs:
+        lines.append(f"| {run} | {100 * result['accuracy']:.1f} | "
+                     + " | ".join(form.format(means([result], name, "all")[0]) if means([result], name, "all")
+                                  else "-" for name, (_, form) in STATISTICS.items()) + " |")
+    accuracies = [result["accuracy"] for _, result in runs]
+    correlations = []
+    for name in STATISTICS:
+        values = [means([result], name, "all") for _, result in runs]
+        r = None if any(value is None for value in values) else pearson([v[0] for v in values], accuracies)
+        correlations.append("-" if r is None else f"{r:+.2f}")
+    if len(runs) >= 4:
+        lines.append("| correlation with the accuracy, across runs | | " + " | ".join(correlations) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, help="also write every run's sums and counts to this file")
+    args = parser.parse_args(argv)
+    runs = [run_folder(run) for run in args.runs]
+    for run in runs:
+        if not (run / "best.th").exists():
+            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
+    import_plugins()
+    results: Dict[str, List[dict]] = {}
+    names: Dict[str, List[str]] = {}
+    kept = {}
+    for run in runs:
+        kept[str(run)] = alignment(run, args.pairs)
+        results.setdefault(row_name(run), []).append(kept[str(run)])
+        names.setdefault(row_name(run), []).append(run_name(run))
+    if args.json:
+        args.json.write_text(json.dumps(kept, indent=1) + "\n")
+    print(tables(results, names))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""benchmarks/snli_alignment.py on small decomposable-attention models, with and without an `lstmn` before the
+attention: every statistic is the one computed pair by pair (a batch of one, so padding cannot enter) from the
+model's parts (its embedder, encoder and attend feedforward called directly, not through the script's hook), rows
+are the means of their seeds' means, the differences and the correlation across runs are those of the figures."""
+import collections
+import json
+import math
+import re
+import statistics
+import sys
+
+import pytest
+import torch
+from allennlp.data import Batch
+from allennlp.nn.util import get_text_field_mask
+
+from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import snli_alignment  # noqa: E402
+from compare_seeds import compare  # noqa: E402
+from sst_accuracy_by_length import bucket  # noqa: E402
+
+SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
+
+
+def saved(folder, seed: int, encoder: bool = True):
+    folder.mkdir(parents=True)
+    config = shrunk_decomposable_attention_config()
+    if not encoder:
+        del config["model"]["premise_encoder"]
+    model, instances = save_with_random_weights(folder, config, str(SNLI))
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0, 0.6)
+    torch.save(model.state_dict(), folder / "best.th")
+    return model, instances
+
+
+def reference(model, instances) -> dict:
+    """{"accuracy": fraction, statistic: {bucket: [values]}}, one pair at a time."""
+    values = {name: collections.defaultdict(list) for name in snli_alignment.STATISTICS}
+    right = 0
+
+    def put(name, position, value):
+        for key in ("all", bucket(position, snli_alignment.POSITIONS)):
+            values[name][key].append(float(value))
+
+    for instance in instances:
+        batch = Batch([instance])
+        batch.index_instances(model.vocab)
+        tensors = batch.as_tensor_dict()
+        with torch.no_grad():
+            output = model(**tensors)
+            features = {}
+            for sentence in ("premise", "hypothesis"):
+                vectors = model._text_field_embedder(tensors[sentence])
+                if model._premise_encoder is not None:
+                    vectors = model._premise_encoder(vectors, get_text_field_mask(tensors[sentence]))
+                features[sentence] = model._attend_feedforward(vectors)[0]
+        right += int(output["label_logits"].argmax(-1) == tensors["label"])
+        premise = [token.text.lower() for token in instance["premise"].tokens]
+        hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
+        n = len(premise)
+        for i in range(n):
+            put("‖F(a_i)‖", i + 1, torch.linalg.vector_norm(features["premise"][i]))
+        for j, word in enumerate(hypothesis):
+            weights = output["h2p_attention"][0, j]
+            assert weights.numel() == n and abs(float(weights.sum()) - 1) < 1e-5
+            put("‖F(b_j)‖", j + 1, torch.linalg.vector_norm(features["hypothesis"][j]))
+            if word in premise:
+                put("same word", j + 1, weights[torch.tensor([other == word for other in premise])].sum())
+            if n > 1:
+                put("entropy", j + 1, torch.distributions.Categorical(probs=weights).entropy() / math.log(n))
+                put("premise position read", j + 1, weights @ torch.linspace(0, 1, n))
+    return {"accuracy": right / len(instances), **values}
+
+
+def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
+    models = {"lstmn_row": [saved(tmp_path / f"lstmn_row-seed{seed}-glove" / "train", seed) for seed in (1, 2)],
+              "plain_row": [saved(tmp_path / f"plain_row-seed{seed}", seed, encoder=False) for seed in (3, 4)]}
+    folders = [tmp_path / "lstmn_row-seed1-glove", tmp_path / "lstmn_row-seed2-glove" / "train",
+               tmp_path / "plain_row-seed3", tmp_path / "plain_row-seed4"]
+    snli_alignment.main([str(SNLI), *map(str, folders), "--json", str(tmp_path / "counts.json")])
+    printed = capsys.readouterr().out
+    kept = json.loads((tmp_path / "counts.json").read_text())
+    expected = {row: [reference(model, instances) for model, instances in saved_models]
+                for row, saved_models in models.items()}
+    runs = [expected["lstmn_row"][0], expected["lstmn_row"][1], expected["plain_row"][0], expected["plain_row"][1]]
+    for run, result in zip(runs, kept.values()):
+        assert result["accuracy"] == run["accuracy"]
+        for name in snli_alignment.STATISTICS:
+            assert set(result[name]) == set(run[name])
+            for key, values in run[name].items():
+                total, count = result[name][key]
+                assert count == len(values)
+                assert total / count == pytest.approx(statistics.fmean(values), abs=1e-5)
+    assert any(key != "all" and key != "1-2" for key in runs[0]["same word"])  # later words were reached
+    for name, (sentence, form) in snli_alignment.STATISTICS.items():
+        table = printed.split(f"{name}, by the {sentence} word's position:")[1].split(", by the ")[0]
+        cells = {row: cells.split(" | ") for row, cells in re.findall(r"^\| (\w+_row) \| 2 \| (.*) \|$", table, re.M)}
+        assert list(cells) == ["lstmn_row", "plain_row"]
+        means = {row: {key: [statistics.fmean(run[name][key]) for run in expected[row]] for key in snli_alignment.keys()
+                       if all(run[name][key] for run in expected[row])} for row in expected}
+        for row in expected:
+            for key, cell in zip(snli_alignment.keys(), cells[row]):
+                if key not in means[row]:
+                    assert cell == "-"
+                    continue
+                seeds = means[row][key]
+                assert cell == (f"{form.format(statistics.fmean(seeds))} "
+                                f"({form.format(min(seeds))}-{form.format(max(seeds))})")
+        difference = re.search(r"^\| plain_row − lstmn_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
+        for key, cell in zip(snli_alignment.keys(), difference):
+            if key not in means["plain_row"] or key not in means["lstmn_row"]:
+                assert cell == "-"
+                continue
+            value, p = cell.split(", p ")
+            mine, first = means["plain_row"][key], means["lstmn_row"][key]
+            assert float(value) == pytest.approx(statistics.fmean(mine) - statistics.fmean(first), abs=0.006)
+            assert p == f"{compare(first, mine).p:.3f}"
+    correlations = re.search(r"^\| correlation with the accuracy, across runs \| \| (.*) \|$", printed, re.M)
+    accuracies = [run["accuracy"] for run in runs]
+    for name, cell in zip(snli_alignment.STATISTICS, correlations.group(1).split(" | ")):
+        overall = [statistics.fmean(run[name]["all"]) for run in runs]
+        r = statistics.correlation(overall, accuracies) if len(set(accuracies)) > 1 else None
+        assert cell == ("-" if r is None else f"{r:+.2f}")
+    assert len(re.findall(r"^\| (lstmn|plain)_row-seed\d", printed, re.M)) == 4  # one line a run
+
+
+def test_a_model_that_is_not_decomposable_attention_is_refused(tmp_path):
+    from tests.benchmarks.lstmn_attention_use_test import saved_stack  # a language model
+
+    saved_stack(tmp_path)
+    with pytest.raises(SystemExit, match=f"{tmp_path}: not a decomposable_attention model"):
+        snli_alignment.main([str(SNLI), str(tmp_path)])
