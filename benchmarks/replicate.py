@@ -37,6 +37,7 @@ import datetime
 import fcntl
 import itertools
 import json
+import platform
 import re
 import math
 import os
@@ -223,7 +224,7 @@ class Replication:
                                       stderr=log).returncode
             state.pieces.append({"started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
                                  "seconds": round(time.time() - started), "device": self.device, "exit": code,
-                                 "epochs_done": epochs_done(serialization)})
+                                 "epochs_done": epochs_done(serialization), "processor": processor()})
             if code == 0 and (serialization / "model.tar.gz").exists():
                 state.done = True
             elif code != DEADLINE_EXIT_CODE:
@@ -310,6 +311,7 @@ class Replication:
             value = evaluated[row.metric]
             also = {name: evaluated[name] for name in row.also}
         metrics = json.loads((out / "train" / "metrics.json").read_text())
+        processors = list(dict.fromkeys(piece["processor"] for piece in state.pieces if piece.get("processor")))
         return {
             "family": row.family, "row": row.name, "system": row.system, "label": row.label, "config": row.config,
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
@@ -319,7 +321,7 @@ class Replication:
             "vocabulary": vocabulary_of(trained), "unknown_row": unknown_row,
             **({"unknown_row_zeroed_after_training": True} if zeroed_after_training else {}),
             "threads": state.threads, **training_time(out, state), "commits": state.commits,
-            "date": datetime.date.today().isoformat(),
+            **({"processors": processors} if processors else {}), "date": datetime.date.today().isoformat(),
         }
 
     def done(self, row: Row, seed: int) -> bool:
@@ -380,6 +382,20 @@ def devices(state: RunState) -> str:
     """Where a run trained: its first device, or each device its pieces ran on in order ("cuda:0 + cpu")."""
     seen = list(dict.fromkeys([state.device] + [piece["device"] for piece in state.pieces if "device" in piece]))
     return " + ".join(seen)
+
+
+def processor() -> str:
+    """The host's CPU model (/proc/cpuinfo's "model name", else `platform.processor()`): one-thread CPU runs of the
+    same code and seed are bit-identical on one machine but may part on another (other kernels sum in another
+    order), so a result names the machines its pieces trained on."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def epochs_done(serialization: Path) -> int:

@@ -18,7 +18,9 @@ premise's i-th vector, b_j the hypothesis's j-th, each the encoder's output wher
 Each is given by the word's position in its sentence, per row (runs named `ROW-seedN...` pooled: the mean of the
 seeds' means, with the lowest and highest seed's), then each later row's difference from the first, with the
 two-sided permutation p over the two rows' seeds (`compare_seeds.py`'s). A last table gives every run's accuracy
-and each statistic over all its words, with the correlation across runs where there are four or more.
+and each statistic over all its words and, where there are four runs or more, each statistic's correlation with the
+accuracy across the runs, and within rows (each run less its row's mean: whether seeds of one configuration that
+align so do better, apart from what separates the rows).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/snli_alignment.py PAIRS RUN [RUN ...] [--json FILE]
 
@@ -156,14 +158,25 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
         lines.append(f"| {run} | {100 * result['accuracy']:.1f} | "
                      + " | ".join(form.format(means([result], name, "all")[0]) if means([result], name, "all")
                                   else "-" for name, (_, form) in STATISTICS.items()) + " |")
-    accuracies = [result["accuracy"] for _, result in runs]
-    correlations = []
-    for name in STATISTICS:
-        values = [means([result], name, "all") for _, result in runs]
-        r = None if any(value is None for value in values) else pearson([v[0] for v in values], accuracies)
-        correlations.append("-" if r is None else f"{r:+.2f}")
     if len(runs) >= 4:
-        lines.append("| correlation with the accuracy, across runs | | " + " | ".join(correlations) + " |")
+        across, within = [], []
+        for name in STATISTICS:
+            overall = {row: means(results[row], name, "all") for row in rows}
+            if any(values is None for values in overall.values()):
+                across.append("-")
+                within.append("-")
+                continue
+            r = pearson([value for row in rows for value in overall[row]],
+                        [result["accuracy"] for row in rows for result in results[row]])
+            across.append("-" if r is None else f"{r:+.2f}")
+            # each run less its row's mean (rows of two seeds or more): the seeds' own variation, the rows' apart
+            seeded = [row for row in rows if len(results[row]) > 1]
+            r = pearson([value - statistics.fmean(overall[row]) for row in seeded for value in overall[row]],
+                        [result["accuracy"] - statistics.fmean(other["accuracy"] for other in results[row])
+                         for row in seeded for result in results[row]])
+            within.append("-" if r is None else f"{r:+.2f}")
+        lines.append("| correlation with the accuracy, across runs | | " + " | ".join(across) + " |")
+        lines.append("| the same within rows (each run less its row's mean) | | " + " | ".join(within) + " |")
     return "\n".join(lines)
 
 

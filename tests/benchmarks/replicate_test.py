@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,13 @@ def test_pieces_give_the_straight_result(tmp_path):
     straight, = [json.loads(line) for line in (tmp_path / "straight.jsonl").read_text().splitlines()]
     pieces, = [json.loads(line) for line in (tmp_path / "pieces.jsonl").read_text().splitlines()]
     assert pieces["pieces"] == 2 and straight["pieces"] == 1
+    # the machine each piece trained on (one here), its CPU model as /proc/cpuinfo names it
+    state = json.loads((tmp_path / "pieces" / "tiny_rte-seed1" / "run.json").read_text())
+    processors = {piece["processor"] for piece in state["pieces"]}
+    assert pieces["processors"] == straight["processors"] == sorted(processors) and len(processors) == 1
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        assert f": {pieces['processors'][0]}\n" in cpuinfo.read_text()
     for key in ("value", "dev", "epochs", "best_epoch", "seed", "metric", "paper", "also"):
         assert pieces[key] == straight[key], key
     # the row's further test metric is recorded beside the main one and printed after it (it has no paper figure)

@@ -121,12 +121,20 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
             mine, first = means["plain_row"][key], means["lstmn_row"][key]
             assert float(value) == pytest.approx(statistics.fmean(mine) - statistics.fmean(first), abs=0.006)
             assert p == f"{compare(first, mine).p:.3f}"
-    correlations = re.search(r"^\| correlation with the accuracy, across runs \| \| (.*) \|$", printed, re.M)
+    across = re.search(r"^\| correlation with the accuracy, across runs \| \| (.*) \|$", printed, re.M)
+    within = re.search(r"^\| the same within rows \(each run less its row's mean\) \| \| (.*) \|$", printed, re.M)
     accuracies = [run["accuracy"] for run in runs]
-    for name, cell in zip(snli_alignment.STATISTICS, correlations.group(1).split(" | ")):
+    centred_accuracies = [a - statistics.fmean(accuracies[:2]) for a in accuracies[:2]] + [
+        a - statistics.fmean(accuracies[2:]) for a in accuracies[2:]]
+    for name, across_cell, within_cell in zip(snli_alignment.STATISTICS, across.group(1).split(" | "),
+                                              within.group(1).split(" | ")):
         overall = [statistics.fmean(run[name]["all"]) for run in runs]
         r = statistics.correlation(overall, accuracies) if len(set(accuracies)) > 1 else None
-        assert cell == ("-" if r is None else f"{r:+.2f}")
+        assert across_cell == ("-" if r is None else f"{r:+.2f}")
+        centred = [v - statistics.fmean(overall[:2]) for v in overall[:2]] + [
+            v - statistics.fmean(overall[2:]) for v in overall[2:]]
+        r = statistics.correlation(centred, centred_accuracies) if len(set(centred_accuracies)) > 1 else None
+        assert within_cell == ("-" if r is None else f"{r:+.2f}")
     assert len(re.findall(r"^\| (lstmn|plain)_row-seed\d", printed, re.M)) == 4  # one line a run
 
 
