@@ -246,8 +246,9 @@ def _snli(epochs: int) -> List[Row]:
             overrides={**decomposable.overrides,
                        "model.premise_encoder": {"type": encoder, "input_size": 200, "hidden_size": 200}}))
     # With the LSTMN there the alignment reads the premise's later words more, and the literal match less, than with
-    # the LSTM, the more so the later the hypothesis word (benchmarks/snli_alignment.py): a left-to-right reading's
-    # pull. Both encoders reading from both ends, 100 a direction (so the attention keeps its 200 inputs)
+    # the LSTM, the more so the later the hypothesis word (benchmarks/snli_alignment.py). If that is a left-to-right
+    # reading's pull, reading from both ends eases it: both encoders bidirectional, 100 a direction (so the attention
+    # keeps its 200 inputs)
     for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
         built.append(replace(
             decomposable, name=f"snli_decomposable_attention_bi{encoder}_encoder", system=system,

@@ -16,8 +16,8 @@ bucket less that on the shortest, compared the same way, says whether a differen
 The same hypothesis-length table follows for each gold label's pairs alone, since the labels differ in length
 (SNLI's neutral hypotheses run longer than its entailed ones): a difference that grows with the length in every
 label is the length's, one that grows in one label only is that label's pairs'. `--json FILE` keeps every run's
-counts. The instances are PAIRS read by each run's own validation reader, so pairs
-it skips (SNLI's '-' labels) are skipped here too.
+counts. The instances are PAIRS read by each run's own validation reader, so pairs it skips (SNLI's '-' labels) are
+skipped here too.
 """
 import argparse
 import collections
