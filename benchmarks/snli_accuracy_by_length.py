@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import torch
-from allennlp.data import Batch
 
 from compare_seeds import compare  # benchmarks/: this file's folder
-from sst_accuracy_by_length import bucket, import_plugins, load_run, run_name, validation_reader
+from sst_accuracy_by_length import bucket, import_plugins, load_run, run_name, tensor_batches, validation_reader
 
 # about the quartiles of SNLI test's premises (10, 14, 19 tokens) and hypotheses (6, 8, 10)
 BUCKETS = {"premise": ((1, 10), (11, 14), (15, 19), (20, 10_000)),
@@ -70,11 +69,7 @@ def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, 
     fields = [*BUCKETS, *(f"hypothesis, gold {label}" for label in sorted(labels.values()))]
     counts: Dict[str, Dict[str, List[int]]] = {field: collections.defaultdict(lambda: [0, 0]) for field in fields}
     with torch.no_grad():
-        for start in range(0, len(instances), batch_size):
-            chunk = instances[start:start + batch_size]
-            batch = Batch(chunk)
-            batch.index_instances(model.vocab)
-            tensors = batch.as_tensor_dict()
+        for chunk, tensors in tensor_batches(model, instances, batch_size):
             predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
             for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
                 for field in (*BUCKETS, f"hypothesis, gold {labels[gold]}"):
@@ -145,17 +140,24 @@ def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_pair_runs(description: str, argv: Optional[List[str]], kept: str) -> Tuple[argparse.Namespace, List[Path]]:
+    """PAIRS, RUN ... and --json FILE (keeping `kept`) from the command line; each RUN's serialization directory,
+    checked for its weights; the plugins imported."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
     parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--json", type=Path, help="also write every run's counts to this file")
+    parser.add_argument("--json", type=Path, help=f"also write {kept} to this file")
     args = parser.parse_args(argv)
     runs = [run_folder(run) for run in args.runs]
     for run in runs:
         if not (run / "best.th").exists():
             sys.exit(f"{run}: no best.th (is it a serialization directory?)")
     import_plugins()
+    return args, runs
+
+
+def main(argv=None) -> None:
+    args, runs = parse_pair_runs(__doc__, argv, "every run's counts")
     results: Dict[str, list] = {}
     counts = {}
     for run in runs:

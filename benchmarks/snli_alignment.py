@@ -27,7 +27,6 @@ align so do better, apart from what separates the rows).
 Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (or the replicate.py run folder
 holding it in `train/`); PAIRS are read by each run's own validation reader.
 """
-import argparse
 import collections
 import json
 import math
@@ -37,11 +36,10 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import torch
-from allennlp.data import Batch
 
 from compare_seeds import compare  # benchmarks/: this file's folder
-from snli_accuracy_by_length import row_name, run_folder
-from sst_accuracy_by_length import bucket, import_plugins, load_run, run_name, validation_reader
+from snli_accuracy_by_length import parse_pair_runs, row_name
+from sst_accuracy_by_length import bucket, load_run, run_name, tensor_batches, validation_reader
 
 POSITIONS = ((1, 2), (3, 5), (6, 8), (9, 10_000))  # a word's place in its sentence, from 1
 STATISTICS = {  # name: (the sentence whose words it is taken over, the format of a cell)
@@ -79,11 +77,7 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
 
     try:
         with torch.no_grad():
-            for start in range(0, len(instances), batch_size):
-                chunk = instances[start:start + batch_size]
-                batch = Batch(chunk)
-                batch.index_instances(model.vocab)
-                tensors = batch.as_tensor_dict()
+            for chunk, tensors in tensor_batches(model, instances, batch_size):
                 features.clear()
                 output = model(**tensors)
                 if len(features) != 2 or "h2p_attention" not in output:
@@ -181,16 +175,7 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
-    parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--json", type=Path, help="also write every run's sums and counts to this file")
-    args = parser.parse_args(argv)
-    runs = [run_folder(run) for run in args.runs]
-    for run in runs:
-        if not (run / "best.th").exists():
-            sys.exit(f"{run}: no best.th (is it a serialization directory?)")
-    import_plugins()
+    args, runs = parse_pair_runs(__doc__, argv, "every run's sums and counts")
     results: Dict[str, List[dict]] = {}
     names: Dict[str, List[str]] = {}
     kept = {}

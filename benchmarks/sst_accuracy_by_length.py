@@ -91,15 +91,20 @@ def import_plugins() -> None:
     import_module_and_submodules("memplugins")
 
 
+def tensor_batches(model: Model, instances: list, batch_size: int = 64):
+    """(the instances, their tensors indexed with the model's vocabulary) for each batch of `batch_size`, in order."""
+    for start in range(0, len(instances), batch_size):
+        chunk = instances[start:start + batch_size]
+        batch = Batch(chunk)
+        batch.index_instances(model.vocab)
+        yield chunk, batch.as_tensor_dict()
+
+
 def accuracy_by_length(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> dict:
     model, instances = load_run(run, weights), read_trees(run, trees, phrases)
     counts = collections.defaultdict(lambda: [0, 0])
     with torch.no_grad():
-        for start in range(0, len(instances), 64):
-            chunk = instances[start:start + 64]
-            batch = Batch(chunk)
-            batch.index_instances(model.vocab)
-            tensors = batch.as_tensor_dict()
+        for chunk, tensors in tensor_batches(model, instances):
             predicted = model(**tensors)["logits"].argmax(-1).tolist()
             for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
                 for key in ("all", bucket(len(instance["tokens"].tokens))):

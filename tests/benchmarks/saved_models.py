@@ -10,13 +10,14 @@ from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
 
 
-def save_with_random_weights(tmp_path, config: dict, data_file: str, reader_key: str = "dataset_reader"):
+def save_with_random_weights(tmp_path, config: dict, data_file: str, reader_key: str = "dataset_reader",
+                             seed: int = 0):
     """Builds `config`'s model on the vocabulary of `data_file` (read by `config[reader_key]`), draws its weights
-    from N(0, 0.6^2) and saves it into `tmp_path`; returns the model and the instances."""
+    from N(0, 0.6^2) with `seed` and saves it into `tmp_path`; returns the model and the instances."""
     reader = DatasetReader.from_params(Params(json.loads(json.dumps(config[reader_key]))))
     instances = list(reader.read(data_file))
     vocab = Vocabulary.from_instances(instances)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(config["model"])))).eval()
     with torch.no_grad():
         for parameter in model.parameters():

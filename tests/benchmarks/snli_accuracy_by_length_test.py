@@ -20,13 +20,7 @@ SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
 def saved_pair_model(folder, seed: int):
     """decomposable_attention with an `lstmn` premise encoder, shrunk, its weights drawn with `seed`."""
     folder.mkdir(parents=True)
-    model, instances = save_with_random_weights(folder, shrunk_decomposable_attention_config(), str(SNLI))
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.normal_(0, 0.6)
-    torch.save(model.state_dict(), folder / "best.th")
-    return model, instances
+    return save_with_random_weights(folder, shrunk_decomposable_attention_config(), str(SNLI), seed=seed)
 
 
 def correct(model, instances, field: str, first: int, last: int):

@@ -26,17 +26,12 @@ SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
 
 
 def saved(folder, seed: int, encoder: bool = True):
+    """The shrunk decomposable_attention (with its `lstmn`, or none), its weights drawn with `seed`."""
     folder.mkdir(parents=True)
     config = shrunk_decomposable_attention_config()
     if not encoder:
         del config["model"]["premise_encoder"]
-    model, instances = save_with_random_weights(folder, config, str(SNLI))
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.normal_(0, 0.6)
-    torch.save(model.state_dict(), folder / "best.th")
-    return model, instances
+    return save_with_random_weights(folder, config, str(SNLI), seed=seed)
 
 
 def reference(model, instances) -> dict:
