@@ -36,7 +36,9 @@ class LstmnEncoder(Seq2SeqEncoder):
     bidirectional `lstm`) adds a second, independent LSTMN of the same shape that reads each sequence right to left;
     the output is `[left-to-right; right-to-left]` per token (`2 * hidden_size`, as `lstm`'s), `last_attention` gets
     the right-to-left layers after the left-to-right ones (`2 * num_layers`, re-indexed to the original token order:
-    row t is then a distribution over steps i > t), and `last_memory` is the concatenation of both top layers.
+    row t is then a distribution over steps i > t), and `last_memory` is the concatenation of both top layers. As
+    decomposable attention's sentence encoder on our SNLI pairs, two LSTMNs of 100 read 1.35 test points above one
+    left-to-right LSTMN of 200, where the same change gave an LSTM nothing (docs/results.md, "SNLI").
 
     Registered as a `Seq2SeqEncoder` with name "lstmn".
 
