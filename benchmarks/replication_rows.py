@@ -239,24 +239,20 @@ def _snli(epochs: int) -> List[Row]:
     # both fall toward the recurrent rows; the LSTMN against the LSTM is then the peer comparison inside one model
     decomposable = named("snli_decomposable_attention")
     decomposable_regexes = initializer_regexes(decomposable.config)
-    for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
-        built.append(replace(
-            decomposable, name=f"snli_decomposable_attention_{encoder}_encoder", system=system,
-            label=f"{decomposable.label}, with {source} `{encoder}` (200) encoding each sentence before the attention",
-            overrides={**decomposable.overrides,
-                       "model.premise_encoder": {"type": encoder, "input_size": 200, "hidden_size": 200}}))
-    # With the LSTMN there the alignment reads the premise's later words more, and the literal match less, than with
-    # the LSTM, the more so the later the hypothesis word (benchmarks/snli_alignment.py). If that is a left-to-right
-    # reading's pull, reading from both ends eases it: both encoders bidirectional, 100 a direction (so the attention
-    # keeps its 200 inputs)
-    for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
-        built.append(replace(
-            decomposable, name=f"snli_decomposable_attention_bi{encoder}_encoder", system=system,
-            label=f"{decomposable.label}, with {source} bidirectional `{encoder}` (2 x 100) encoding each sentence "
-                  "before the attention",
-            overrides={**decomposable.overrides,
-                       "model.premise_encoder": {"type": encoder, "input_size": 200, "hidden_size": 100,
-                                                 "bidirectional": True}}))
+    # Each also bidirectional, 100 a direction (so the attention keeps its 200 inputs): with the LSTMN there the
+    # alignment reads the premise's later words more, and the literal match less, than with the LSTM, the more so the
+    # later the hypothesis word (benchmarks/snli_alignment.py); if that is a left-to-right reading's pull, reading
+    # from both ends eases it
+    for prefix, reading, width, shape in (("", "", "200", {"hidden_size": 200}),
+                                          ("bi", "bidirectional ", "2 x 100",
+                                           {"hidden_size": 100, "bidirectional": True})):
+        for encoder, source, system in (("lstm", "allennlp's", "peer"), ("lstmn", "our", "ours")):
+            built.append(replace(
+                decomposable, name=f"snli_decomposable_attention_{prefix}{encoder}_encoder", system=system,
+                label=f"{decomposable.label}, with {source} {reading}`{encoder}` ({width}) encoding each sentence "
+                      "before the attention",
+                overrides={**decomposable.overrides,
+                           "model.premise_encoder": {"type": encoder, "input_size": 200, **shape}}))
     # The LSTMN there as the authors' code has it: without W_h~ h~_{t-1} in eq. 4 (W_h~ zero and never updated: lr 0
     # for it, so Adam leaves it at zero), one of the choices that could make it generalise worse than the LSTM
     lstmn_encoder = named("snli_decomposable_attention_lstmn_encoder")
