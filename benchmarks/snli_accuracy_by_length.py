@@ -73,8 +73,8 @@ def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, 
             predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
             for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
                 for field in (*BUCKETS, f"hypothesis, gold {labels[gold]}"):
-                    length = len(instance[length_field(field)].tokens)
-                    for key in ("all", bucket(length, BUCKETS[length_field(field)])):
+                    sentence = length_field(field)
+                    for key in ("all", bucket(len(instance[sentence].tokens), BUCKETS[sentence])):
                         counts[field][key][0] += int(guess == gold)
                         counts[field][key][1] += 1
     return counts

@@ -149,9 +149,10 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
     lines += ["", "Every run, over all its words:", "",
               "| run | accuracy | " + " | ".join(STATISTICS) + " |", "|---|---:|" + "---:|" * len(STATISTICS)]
     for run, result in runs:
+        overall = {name: means([result], name, "all") for name in STATISTICS}
         lines.append(f"| {run} | {100 * result['accuracy']:.1f} | "
-                     + " | ".join(form.format(means([result], name, "all")[0]) if means([result], name, "all")
-                                  else "-" for name, (_, form) in STATISTICS.items()) + " |")
+                     + " | ".join("-" if overall[name] is None else form.format(overall[name][0])
+                                  for name, (_, form) in STATISTICS.items()) + " |")
     if len(runs) >= 4:
         across, within = [], []
         for name in STATISTICS:

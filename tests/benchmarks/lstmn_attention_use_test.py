@@ -12,7 +12,7 @@ from allennlp.data import Batch
 
 import allennlp_models.lm  # noqa: F401
 from memplugins.compat import CONFIG_DEFAULTS
-from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
+from tests.benchmarks.saved_models import SNLI_SAMPLE, save_shrunk_pair_model, save_with_random_weights
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -56,15 +56,11 @@ def test_a_stack_gets_its_own_figure_every_ablation_and_per_layer_statistics(tmp
         assert int(steps) > 0 and abs(float(recent) + float(near) + float(far) - 1) < 0.003
 
 
-SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
-
-
-def saved_pair_model(tmp_path):
-    return save_with_random_weights(tmp_path, shrunk_decomposable_attention_config(), str(SNLI))
+SNLI = REPO_ROOT / SNLI_SAMPLE
 
 
 def test_a_pair_model_gets_its_own_accuracy_and_both_sentences_statistics(tmp_path, capsys):
-    model, instances = saved_pair_model(tmp_path)
+    model, instances = save_shrunk_pair_model(tmp_path)
     lstmn_attention_use.main([str(tmp_path), str(SNLI), "--batch-size", "8"])
     printed = capsys.readouterr().out
     figures = dict(re.findall(r"^\| ([a-z].*?) \| ([0-9.]+) \|$", printed, re.M))

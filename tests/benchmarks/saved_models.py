@@ -43,3 +43,19 @@ def shrunk_decomposable_attention_config() -> dict:
     model["compare_feedforward"].update(input_dim=16, hidden_dims=8)
     model["aggregate_feedforward"].update(input_dim=16, hidden_dims=[8, 3])
     return config
+
+
+SNLI_SAMPLE = "fixtures/snli/snli_1.0_dev_sample_validation.jsonl"  # under the repository's root
+
+
+def save_shrunk_pair_model(folder, seed: int = 0, encoder: bool = True):
+    """`shrunk_decomposable_attention_config()`'s model (without its `lstmn` when not `encoder`) on the vocabulary of
+    the SNLI sample, its weights drawn with `seed`, saved into `folder` (made if missing); the model and the
+    sample's instances."""
+    from tests.conftest import REPO_ROOT
+
+    folder.mkdir(parents=True, exist_ok=True)
+    config = shrunk_decomposable_attention_config()
+    if not encoder:
+        del config["model"]["premise_encoder"]
+    return save_with_random_weights(folder, config, str(REPO_ROOT / SNLI_SAMPLE), seed=seed)

@@ -7,20 +7,14 @@ import sys
 import torch
 from allennlp.data import Batch
 
-from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
+from tests.benchmarks.saved_models import SNLI_SAMPLE, save_shrunk_pair_model
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 import snli_accuracy_by_length  # noqa: E402
 from compare_seeds import compare  # noqa: E402
 
-SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
-
-
-def saved_pair_model(folder, seed: int):
-    """decomposable_attention with an `lstmn` premise encoder, shrunk, its weights drawn with `seed`."""
-    folder.mkdir(parents=True)
-    return save_with_random_weights(folder, shrunk_decomposable_attention_config(), str(SNLI), seed=seed)
+SNLI = REPO_ROOT / SNLI_SAMPLE
 
 
 def correct(model, instances, field: str, first: int, last: int):
@@ -38,10 +32,11 @@ def correct(model, instances, field: str, first: int, last: int):
 
 def test_rows_are_pooled_over_seeds_and_each_bucket_is_the_models_own_accuracy(tmp_path, capsys):
     # a replicate.py run folder holds its serialization directory in train/; a plain one is read as it is
-    models = {"first_row": [saved_pair_model(tmp_path / f"first_row-seed{seed}-glove" / "train", seed)
+    models = {"first_row": [save_shrunk_pair_model(tmp_path / f"first_row-seed{seed}-glove" / "train", seed)
                             for seed in (1, 2)],
-              "second_row": [saved_pair_model(tmp_path / f"second_row-seed{seed}-glove", seed) for seed in (3, 4)],
-              "third_row": [saved_pair_model(tmp_path / "third_row", 5)]}
+              "second_row": [save_shrunk_pair_model(tmp_path / f"second_row-seed{seed}-glove", seed)
+                             for seed in (3, 4)],
+              "third_row": [save_shrunk_pair_model(tmp_path / "third_row", 5)]}
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "first_row-seed1-glove"),
                                   str(tmp_path / "first_row-seed2-glove" / "train"),
                                   *(str(tmp_path / f"second_row-seed{seed}-glove") for seed in (3, 4)),
@@ -81,7 +76,7 @@ def test_rows_are_pooled_over_seeds_and_each_bucket_is_the_models_own_accuracy(t
 
 
 def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
-    saved_pair_model(tmp_path / "row-seed1", 1)
+    save_shrunk_pair_model(tmp_path / "row-seed1", 1)
     monkeypatch.setitem(snli_accuracy_by_length.BUCKETS, "premise", ((1, 10), (11, 14), (15, 499), (500, 10_000)))
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
     printed = capsys.readouterr().out
@@ -89,7 +84,7 @@ def test_a_bucket_without_pairs_is_a_dash(tmp_path, capsys, monkeypatch):
 
 
 def test_each_gold_label_has_a_hypothesis_length_table_of_its_own_pairs(tmp_path, capsys):
-    model, instances = saved_pair_model(tmp_path / "row-seed1", 1)
+    model, instances = save_shrunk_pair_model(tmp_path / "row-seed1", 1)
     snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
     printed = capsys.readouterr().out
     labels = sorted({instance["label"].label for instance in instances})

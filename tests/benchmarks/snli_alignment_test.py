@@ -14,7 +14,7 @@ import torch
 from allennlp.data import Batch
 from allennlp.nn.util import get_text_field_mask
 
-from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
+from tests.benchmarks.saved_models import SNLI_SAMPLE, save_shrunk_pair_model
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -22,16 +22,7 @@ import snli_alignment  # noqa: E402
 from compare_seeds import compare  # noqa: E402
 from sst_accuracy_by_length import bucket  # noqa: E402
 
-SNLI = REPO_ROOT / "fixtures" / "snli" / "snli_1.0_dev_sample_validation.jsonl"
-
-
-def saved(folder, seed: int, encoder: bool = True):
-    """The shrunk decomposable_attention (with its `lstmn`, or none), its weights drawn with `seed`."""
-    folder.mkdir(parents=True)
-    config = shrunk_decomposable_attention_config()
-    if not encoder:
-        del config["model"]["premise_encoder"]
-    return save_with_random_weights(folder, config, str(SNLI), seed=seed)
+SNLI = REPO_ROOT / SNLI_SAMPLE
 
 
 def reference(model, instances) -> dict:
@@ -74,8 +65,10 @@ def reference(model, instances) -> dict:
 
 
 def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
-    models = {"lstmn_row": [saved(tmp_path / f"lstmn_row-seed{seed}-glove" / "train", seed) for seed in (1, 2)],
-              "plain_row": [saved(tmp_path / f"plain_row-seed{seed}", seed, encoder=False) for seed in (3, 4)]}
+    models = {"lstmn_row": [save_shrunk_pair_model(tmp_path / f"lstmn_row-seed{seed}-glove" / "train", seed)
+                            for seed in (1, 2)],
+              "plain_row": [save_shrunk_pair_model(tmp_path / f"plain_row-seed{seed}", seed, encoder=False)
+                            for seed in (3, 4)]}
     folders = [tmp_path / "lstmn_row-seed1-glove", tmp_path / "lstmn_row-seed2-glove" / "train",
                tmp_path / "plain_row-seed3", tmp_path / "plain_row-seed4"]
     snli_alignment.main([str(SNLI), *map(str, folders), "--json", str(tmp_path / "counts.json")])
