@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import torch
-from allennlp.common import Params
 from allennlp.common.util import import_module_and_submodules
 from allennlp.data import Batch, DatasetReader
 from allennlp.models import Model
@@ -36,12 +35,16 @@ def bucket(length: int, buckets=BUCKETS) -> str:
 
 def validation_reader(run: Path, **overrides) -> DatasetReader:
     """RUN's validation reader (its training reader where the config names none), as `allennlp evaluate` reads,
-    with `overrides` set on its parameters."""
-    params = Params.from_file(str(run / "config.json"))
+    with `overrides` set on its parameters. A run folder may come from someone else, so its `config.json` is read as
+    an archive's is (`memplugins.untrusted_archives`: plain JSON, registered types only)."""
+    from memplugins.untrusted_archives import import_paths, read_archive_config
+
+    params = read_archive_config(str(run / "config.json"))
     reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
     for key, value in overrides.items():
         reader_params[key] = value
-    return DatasetReader.from_params(reader_params)
+    with import_paths(allowed=False):
+        return DatasetReader.from_params(reader_params)
 
 
 def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
@@ -51,9 +54,12 @@ def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
 
 
 def load_run(run: Path, weights: str = "best.th") -> Model:
-    """RUN's weights (`best.th`, or another state file of the run), in eval mode, on the CPU."""
-    params = Params.from_file(str(run / "config.json"))
-    return Model.load(params, str(run), weights_file=str(run / weights), cuda_device=-1).eval()
+    """RUN's weights (`best.th`, or another state file of the run), in eval mode, on the CPU; the folder opened as
+    an untrusted archive is (`memplugins.untrusted_archives.load_archive`: JSON config, registered types, weights
+    without pickled code)."""
+    from memplugins.untrusted_archives import load_archive
+
+    return load_archive(str(run), weights_file=str(run / weights)).model.eval()
 
 
 def run_name(run: Path) -> str:

@@ -1,9 +1,11 @@
 """benchmarks/snli_accuracy_by_length.py on small decomposable-attention models: runs of one row are pooled over
 their seeds, every cell is the models' own accuracy on its bucket's pairs, the buckets partition the pairs, and the
 difference rows are the differences of the rows above."""
+import json
 import re
 import sys
 
+import pytest
 import torch
 from allennlp.data import Batch
 
@@ -104,3 +106,16 @@ def test_each_gold_label_has_a_hypothesis_length_table_of_its_own_pairs(tmp_path
         pairs += sizes[0]
     assert pairs == len(instances)
     assert printed.count("By hypothesis length") == 1 + len(labels)
+
+
+def test_a_run_whose_config_names_an_import_path_is_refused_before_anything_is_built(tmp_path):
+    # a run folder may come from someone else: its config is read as an untrusted archive's (load_run)
+    from allennlp.common.checks import ConfigurationError
+
+    save_shrunk_pair_model(tmp_path / "row-seed1", 1)
+    config_file = tmp_path / "row-seed1" / "config.json"
+    config = json.loads(config_file.read_text())
+    config["model"]["type"] = "os.system"
+    config_file.write_text(json.dumps(config))
+    with pytest.raises(ConfigurationError, match="'os.system' is an import path"):
+        snli_accuracy_by_length.main([str(SNLI), str(tmp_path / "row-seed1")])
