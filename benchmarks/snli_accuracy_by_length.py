@@ -58,6 +58,26 @@ def row_name(run: Path) -> str:
     return re.sub(r"-seed\d+.*$", "", run_name(run))
 
 
+def label_fields(labels: Dict[int, str]) -> List[str]:
+    """The fields counted: BUCKETS' and, for each gold label, "hypothesis, gold LABEL" over that label's pairs."""
+    return [*BUCKETS, *(f"hypothesis, gold {label}" for label in sorted(labels.values()))]
+
+
+def empty_counts(labels: Dict[int, str]) -> Dict[str, Dict[str, List[int]]]:
+    return {field: collections.defaultdict(lambda: [0, 0]) for field in label_fields(labels)}
+
+
+def tally(counts: Dict[str, Dict[str, List[int]]], chunk: list, predicted: List[int], gold: List[int],
+          labels: Dict[int, str]) -> None:
+    """Adds one batch's predictions to `counts` ({field: {bucket: [correct, total]}}, from `empty_counts`)."""
+    for instance, guess, answer in zip(chunk, predicted, gold):
+        for field in (*BUCKETS, f"hypothesis, gold {labels[answer]}"):
+            sentence = length_field(field)
+            for key in ("all", bucket(len(instance[sentence].tokens), BUCKETS[sentence])):
+                counts[field][key][0] += int(guess == answer)
+                counts[field][key][1] += 1
+
+
 def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, Dict[str, List[int]]]:
     """{field: {bucket: [correct, total]}} of RUN's best weights on PAIRS; the fields are BUCKETS' and, for each gold
     label, "hypothesis, gold LABEL" over that label's pairs alone."""
@@ -66,17 +86,11 @@ def correct_by_length(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, 
     if not instances:
         sys.exit(f"{pairs}: no labelled pairs read by {run}'s reader")
     labels = model.vocab.get_index_to_token_vocabulary("labels")
-    fields = [*BUCKETS, *(f"hypothesis, gold {label}" for label in sorted(labels.values()))]
-    counts: Dict[str, Dict[str, List[int]]] = {field: collections.defaultdict(lambda: [0, 0]) for field in fields}
+    counts = empty_counts(labels)
     with torch.no_grad():
         for chunk, tensors in tensor_batches(model, instances, batch_size):
             predicted = model(**tensors)["label_logits"].argmax(-1).tolist()
-            for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
-                for field in (*BUCKETS, f"hypothesis, gold {labels[gold]}"):
-                    sentence = length_field(field)
-                    for key in ("all", bucket(len(instance[sentence].tokens), BUCKETS[sentence])):
-                        counts[field][key][0] += int(guess == gold)
-                        counts[field][key][1] += 1
+            tally(counts, chunk, predicted, tensors["label"].tolist(), labels)
     return counts
 
 
@@ -140,13 +154,16 @@ def tables(results: Dict[str, List[Dict[str, Dict[str, List[int]]]]]) -> str:
     return "\n".join(lines)
 
 
-def parse_pair_runs(description: str, argv: Optional[List[str]], kept: str) -> Tuple[argparse.Namespace, List[Path]]:
-    """PAIRS, RUN ... and --json FILE (keeping `kept`) from the command line; each RUN's serialization directory,
-    checked for its weights; the plugins imported."""
+def parse_pair_runs(description: str, argv: Optional[List[str]], kept: str,
+                    options: Tuple[Tuple[tuple, dict], ...] = ()) -> Tuple[argparse.Namespace, List[Path]]:
+    """PAIRS, RUN ..., --json FILE (keeping `kept`) and the caller's `options` ((names, add_argument's keywords)
+    each) from the command line; each RUN's serialization directory, checked for its weights; the plugins imported."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pairs", help="SNLI jsonl (or .jsonl.gz), e.g. ../shared/data/snli/snli_1.0_test.jsonl.gz")
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--json", type=Path, help=f"also write {kept} to this file")
+    for names, keywords in options:
+        parser.add_argument(*names, **keywords)
     args = parser.parse_args(argv)
     runs = [run_folder(run) for run in args.runs]
     for run in runs:

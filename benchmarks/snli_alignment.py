@@ -15,6 +15,11 @@ premise's i-th vector, b_j the hypothesis's j-th, each the encoder's output wher
 * ‖F(b_j)‖: the size of word j's attend features (the scale of e_ij, so of how sharp w_j can be); and ‖F(a_i)‖ of
   the premise's words by their own position.
 
+And per run, how much of a premise word's position (i, from 1) is linearly written in its vectors: the R² of a
+least-squares read-out of i (with an intercept) from a_i, and from F(a_i), fitted on the words of every other pair
+(the first, third, ...) and scored on the words of the rest. A state that counts its steps (an intra-attention over
+a tape that grows with t) reads high; F amplifying it is what turns position into alignment.
+
 Each is given by the word's position in its sentence, per row (runs named `ROW-seedN...` pooled: the mean of the
 seeds' means, with the lowest and highest seed's), then each later row's difference from the first, with the
 two-sided permutation p over the two rows' seeds (`compare_seeds.py`'s). A last table gives every run's accuracy
@@ -55,8 +60,44 @@ def keys() -> List[str]:
     return ["all"] + [bucket(first, POSITIONS) for first, _ in POSITIONS]
 
 
+class PositionReadout:
+    """Least squares of a word's position on its vector (and an intercept), fitted on one half of the words and
+    scored (R²) on the other, from each half's sums of x x^T, x y, y and y^2 (so no word is kept)."""
+
+    def __init__(self) -> None:
+        self.halves: List[Optional[Dict[str, torch.Tensor]]] = [None, None]
+
+    def add(self, half: int, vectors: torch.Tensor, positions: torch.Tensor) -> None:
+        x = torch.cat([vectors.double(), torch.ones(len(vectors), 1, dtype=torch.double)], dim=1)
+        y = positions.double()
+        sums = {"xx": x.T @ x, "xy": x.T @ y, "y": y.sum(), "yy": y @ y, "n": torch.tensor(float(len(y)))}
+        if self.halves[half] is None:
+            self.halves[half] = sums
+        else:
+            for key, value in sums.items():
+                self.halves[half][key] += value
+
+    def r2(self) -> Optional[float]:
+        """R² on the second half of the fit on the first; None where a half has no words or its positions do not
+        vary."""
+        fit, scored = self.halves
+        if fit is None or scored is None:
+            return None
+        total = scored["yy"] - scored["y"] ** 2 / scored["n"]
+        if total <= 0:
+            return None
+        # a pseudo-inverse: vectors that span fewer dimensions than they have (a unit never used) still fit
+        w = torch.linalg.pinv(fit["xx"], hermitian=True) @ fit["xy"]
+        residual = scored["yy"] - 2 * w @ scored["xy"] + w @ scored["xx"] @ w
+        return float(1 - residual / total)
+
+
+READOUTS = ("a_i", "F(a_i)")  # the vectors a premise word's position is read from
+
+
 def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
-    """RUN's best weights on PAIRS: {"accuracy": fraction, statistic: {position bucket: [sum, count]}}."""
+    """RUN's best weights on PAIRS: {"accuracy": fraction, statistic: {position bucket: [sum, count]},
+    "position R²": {READOUTS' name: R²}}."""
     model = load_run(run)
     attend = getattr(model, "_attend_feedforward", None)
     if attend is None:
@@ -67,8 +108,13 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
     sums: Dict[str, Dict[str, List[float]]] = {name: collections.defaultdict(lambda: [0.0, 0])
                                                for name in STATISTICS}
     features: List[torch.Tensor] = []  # F's outputs: the premise's, then the hypothesis's, per forward
-    hook = attend.register_forward_hook(lambda module, inputs, output: features.append(output))
+    encoded: List[torch.Tensor] = []  # a_i and b_j: the encoder's outputs, or the embedder's where there is none
+    sentence_encoder = getattr(model, "_premise_encoder", None) or model._text_field_embedder
+    hooks = [attend.register_forward_hook(lambda module, inputs, output: features.append(output)),
+             sentence_encoder.register_forward_hook(lambda module, inputs, output: encoded.append(output))]
+    readouts = {name: PositionReadout() for name in READOUTS}
     right = 0
+    seen = 0  # pairs before this batch: a pair's half is its index's parity
 
     def add(name: str, position: int, value: float) -> None:
         for key in ("all", bucket(position, POSITIONS)):
@@ -79,8 +125,9 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
         with torch.no_grad():
             for chunk, tensors in tensor_batches(model, instances, batch_size):
                 features.clear()
+                encoded.clear()
                 output = model(**tensors)
-                if len(features) != 2 or "h2p_attention" not in output:
+                if len(features) != 2 or len(encoded) != 2 or "h2p_attention" not in output:
                     sys.exit(f"{run}: its model does not align as decomposable_attention does (F called "
                              f"{len(features)} times, h2p_attention {'in' if 'h2p_attention' in output else 'not in'} "
                              f"its output)")
@@ -92,6 +139,8 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
                     hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
                     n = len(premise)
                     places = torch.arange(n, dtype=weights.dtype) / max(n - 1, 1)
+                    for name, vectors in zip(READOUTS, (encoded[0], premise_features)):
+                        readouts[name].add((seen + k) % 2, vectors[k, :n], torch.arange(1, n + 1))
                     for i in range(n):
                         add("‖F(a_i)‖", i + 1, float(premise_features[k, i].norm()))
                     for j, word in enumerate(hypothesis):
@@ -102,9 +151,12 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
                         if n > 1:
                             add("entropy", j + 1, float(-(w * w.clamp(min=1e-30).log()).sum()) / math.log(n))
                             add("premise position read", j + 1, float((w * places).sum()))
+                seen += len(chunk)
     finally:
-        hook.remove()
-    return {"accuracy": right / len(instances), **{name: dict(cells) for name, cells in sums.items()}}
+        for hook in hooks:
+            hook.remove()
+    return {"accuracy": right / len(instances), **{name: dict(cells) for name, cells in sums.items()},
+            "position R²": {name: readout.r2() for name, readout in readouts.items()}}
 
 
 def means(results: List[dict], name: str, key: str) -> Optional[List[float]]:
@@ -145,28 +197,49 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
                 cells.append(("{:+" + form[2:]).format(difference)
                              + (f", p {compare(first, mine).p:.3f}" if tested else ""))
             lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
-    runs = [(run, result) for row in rows for run, result in zip(names[row], results[row])]
+    lines += ["", "Position R² (a premise word's position read linearly from its vectors, on held-out pairs):", "",
+              "| row | seeds | " + " | ".join(READOUTS) + " |", "|---|---:|" + "---:|" * len(READOUTS)]
+    fits = {row: [[result["position R²"][name] for result in results[row]] for name in READOUTS] for row in rows}
+    for row in rows:
+        cells = ["-" if None in values else f"{statistics.fmean(values):.3f}"
+                 + (f" ({min(values):.3f}-{max(values):.3f})" if len(values) > 1 else "") for values in fits[row]]
+        lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
+    for row in rows[1:]:
+        tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
+        cells = ["-" if None in mine or None in first else f"{statistics.fmean(mine) - statistics.fmean(first):+.3f}"
+                 + (f", p {compare(first, mine).p:.3f}" if tested else "")
+                 for mine, first in zip(fits[row], fits[rows[0]])]
+        lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+    columns = {**{name: form for name, (_, form) in STATISTICS.items()},
+               **{f"position R², {name}": "{:.3f}" for name in READOUTS}}
+
+    def overall(result: dict) -> Dict[str, Optional[float]]:
+        """A run's figure for each column: a statistic's mean over all its words, or a read-out's R²."""
+        values = {name: means([result], name, "all") for name in STATISTICS}
+        return {**{name: None if value is None else value[0] for name, value in values.items()},
+                **{f"position R², {name}": result["position R²"][name] for name in READOUTS}}
+
+    runs = [(run, result, overall(result)) for row in rows for run, result in zip(names[row], results[row])]
     lines += ["", "Every run, over all its words:", "",
-              "| run | accuracy | " + " | ".join(STATISTICS) + " |", "|---|---:|" + "---:|" * len(STATISTICS)]
-    for run, result in runs:
-        overall = {name: means([result], name, "all") for name in STATISTICS}
+              "| run | accuracy | " + " | ".join(columns) + " |", "|---|---:|" + "---:|" * len(columns)]
+    for run, result, values in runs:
         lines.append(f"| {run} | {100 * result['accuracy']:.1f} | "
-                     + " | ".join("-" if overall[name] is None else form.format(overall[name][0])
-                                  for name, (_, form) in STATISTICS.items()) + " |")
+                     + " | ".join("-" if values[name] is None else form.format(values[name])
+                                  for name, form in columns.items()) + " |")
     if len(runs) >= 4:
         across, within = [], []
-        for name in STATISTICS:
-            overall = {row: means(results[row], name, "all") for row in rows}
-            if any(values is None for values in overall.values()):
+        for name in columns:
+            figures = {row: [overall(result)[name] for result in results[row]] for row in rows}
+            if any(None in values for values in figures.values()):
                 across.append("-")
                 within.append("-")
                 continue
-            r = pearson([value for row in rows for value in overall[row]],
+            r = pearson([value for row in rows for value in figures[row]],
                         [result["accuracy"] for row in rows for result in results[row]])
             across.append("-" if r is None else f"{r:+.2f}")
             # each run less its row's mean (rows of two seeds or more): the seeds' own variation, the rows' apart
             seeded = [row for row in rows if len(results[row]) > 1]
-            r = pearson([value - statistics.fmean(overall[row]) for row in seeded for value in overall[row]],
+            r = pearson([value - statistics.fmean(figures[row]) for row in seeded for value in figures[row]],
                         [result["accuracy"] - statistics.fmean(other["accuracy"] for other in results[row])
                          for row in seeded for result in results[row]])
             within.append("-" if r is None else f"{r:+.2f}")

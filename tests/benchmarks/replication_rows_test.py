@@ -167,3 +167,22 @@ def test_the_lstmn_model_row_with_a_zero_forget_bias_reaches_both_its_lstmns(mon
         assert (zero[f"{layer}.bias_hh"] == 0).all() and (zero[f"{layer}.bias_ih"] == 0).all()
     changed = [name for name in own if not torch.equal(zero[name], own[name])]
     assert sorted(changed) == ["_decoder.bias_hh", "_encoder.bias_hh"]  # the unknown row stays zero, the rest as is
+
+
+def test_the_esim_row_with_lstmns_has_esims_start_in_all_four_of_them(monkeypatch):
+    # ESIM's initializer regexes name LSTM parameters; the row relies on them reaching every LSTMN's eq. 7 weights
+    _, built = _built_row("snli_esim_lstmn_encoders", monkeypatch)
+    parameters = dict(built.model.named_parameters())
+    for encoder, width in (("_encoder", 50), ("_inference_encoder", 300)):
+        for direction in ("", "backward_encoder."):
+            prefix = f"{encoder}.{direction}layers.0."
+            weight_ih, weight_hh = parameters[prefix + "weight_ih"], parameters[prefix + "weight_hh"]
+            assert weight_ih.shape == (1200, width)
+            assert weight_ih.abs().max() <= (6 / (1200 + width)) ** 0.5
+            assert weight_ih.std().item() == pytest.approx((2 / (1200 + width)) ** 0.5, rel=0.05)
+            # orthogonal: the (1200, 300) matrix's columns orthonormal, unlike the LSTMN's own Xavier start
+            assert torch.allclose(weight_hh.T @ weight_hh, torch.eye(300), atol=1e-4)
+            assert (parameters[prefix + "bias_ih"] == 0).all()
+            bias = parameters[prefix + "bias_hh"]
+            assert (bias[300:600] == 1).all() and bias.sum() == 300  # lstm_hidden_bias: the forget gate's 1
+    assert built.model._encoder.get_output_dim() == 600 and built.model._inference_encoder.is_bidirectional()

@@ -9,6 +9,7 @@ import re
 import statistics
 import sys
 
+import numpy
 import pytest
 import torch
 from allennlp.data import Batch
@@ -28,23 +29,25 @@ SNLI = REPO_ROOT / SNLI_SAMPLE
 def reference(model, instances) -> dict:
     """{"accuracy": fraction, statistic: {bucket: [values]}}, one pair at a time."""
     values = {name: collections.defaultdict(list) for name in snli_alignment.STATISTICS}
+    words = {name: ([], []) for name in snli_alignment.READOUTS}  # per half: (vectors, position) of premise words
     right = 0
 
     def put(name, position, value):
         for key in ("all", bucket(position, snli_alignment.POSITIONS)):
             values[name][key].append(float(value))
 
-    for instance in instances:
+    for index, instance in enumerate(instances):
         batch = Batch([instance])
         batch.index_instances(model.vocab)
         tensors = batch.as_tensor_dict()
         with torch.no_grad():
             output = model(**tensors)
-            features = {}
+            features, encoded = {}, {}
             for sentence in ("premise", "hypothesis"):
                 vectors = model._text_field_embedder(tensors[sentence])
                 if model._premise_encoder is not None:
                     vectors = model._premise_encoder(vectors, get_text_field_mask(tensors[sentence]))
+                encoded[sentence] = vectors[0]
                 features[sentence] = model._attend_feedforward(vectors)[0]
         right += int(output["label_logits"].argmax(-1) == tensors["label"])
         premise = [token.text.lower() for token in instance["premise"].tokens]
@@ -52,6 +55,8 @@ def reference(model, instances) -> dict:
         n = len(premise)
         for i in range(n):
             put("‖F(a_i)‖", i + 1, torch.linalg.vector_norm(features["premise"][i]))
+            for name, vectors in zip(snli_alignment.READOUTS, (encoded["premise"], features["premise"])):
+                words[name][index % 2].append((vectors[i].double().numpy(), i + 1))
         for j, word in enumerate(hypothesis):
             weights = output["h2p_attention"][0, j]
             assert weights.numel() == n and abs(float(weights.sum()) - 1) < 1e-5
@@ -61,7 +66,15 @@ def reference(model, instances) -> dict:
             if n > 1:
                 put("entropy", j + 1, torch.distributions.Categorical(probs=weights).entropy() / math.log(n))
                 put("premise position read", j + 1, weights @ torch.linspace(0, 1, n))
-    return {"accuracy": right / len(instances), **values}
+    r2 = {}
+    for name, (fit, scored) in words.items():  # least squares on the even pairs' words, R² on the odd pairs'
+        x = numpy.array([numpy.append(vector, 1.0) for vector, _ in fit])
+        y = numpy.array([position for _, position in fit], dtype=float)
+        w = numpy.linalg.lstsq(x, y, rcond=None)[0]
+        x = numpy.array([numpy.append(vector, 1.0) for vector, _ in scored])
+        y = numpy.array([position for _, position in scored], dtype=float)
+        r2[name] = 1 - ((y - x @ w) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    return {"accuracy": right / len(instances), **values, "position R²": r2}
 
 
 def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
@@ -79,6 +92,8 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
     runs = [expected["lstmn_row"][0], expected["lstmn_row"][1], expected["plain_row"][0], expected["plain_row"][1]]
     for run, result in zip(runs, kept.values()):
         assert result["accuracy"] == run["accuracy"]
+        for name in snli_alignment.READOUTS:
+            assert result["position R²"][name] == pytest.approx(run["position R²"][name], abs=1e-6)
         for name in snli_alignment.STATISTICS:
             assert set(result[name]) == set(run[name])
             for key, values in run[name].items():
@@ -87,7 +102,8 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
                 assert total / count == pytest.approx(statistics.fmean(values), abs=1e-5)
     assert any(key != "all" and key != "1-2" for key in runs[0]["same word"])  # later words were reached
     for name, (sentence, form) in snli_alignment.STATISTICS.items():
-        table = printed.split(f"{name}, by the {sentence} word's position:")[1].split(", by the ")[0]
+        table = printed.split(f"{name}, by the {sentence} word's position:")[1].split(", by the ")[0].split(
+            "Position R²")[0]
         cells = {row: cells.split(" | ") for row, cells in re.findall(r"^\| (\w+_row) \| 2 \| (.*) \|$", table, re.M)}
         assert list(cells) == ["lstmn_row", "plain_row"]
         means = {row: {key: [statistics.fmean(run[name][key]) for run in expected[row]] for key in snli_alignment.keys()
@@ -109,14 +125,27 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
             mine, first = means["plain_row"][key], means["lstmn_row"][key]
             assert float(value) == pytest.approx(statistics.fmean(mine) - statistics.fmean(first), abs=0.006)
             assert p == f"{compare(first, mine).p:.3f}"
+    table = printed.split("Position R²")[1].split("Every run")[0]
+    fits = {row: [[run["position R²"][name] for run in expected[row]] for name in snli_alignment.READOUTS]
+            for row in expected}
+    for row in expected:
+        cells = re.search(rf"^\| {row} \| 2 \| (.*) \|$", table, re.M).group(1).split(" | ")
+        assert cells == [f"{statistics.fmean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in fits[row]]
+    cells = re.search(r"^\| plain_row − lstmn_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
+    assert cells == [f"{statistics.fmean(mine) - statistics.fmean(first):+.3f}, p {compare(first, mine).p:.3f}"
+                     for mine, first in zip(fits["plain_row"], fits["lstmn_row"])]
     across = re.search(r"^\| correlation with the accuracy, across runs \| \| (.*) \|$", printed, re.M)
     within = re.search(r"^\| the same within rows \(each run less its row's mean\) \| \| (.*) \|$", printed, re.M)
     accuracies = [run["accuracy"] for run in runs]
     centred_accuracies = [a - statistics.fmean(accuracies[:2]) for a in accuracies[:2]] + [
         a - statistics.fmean(accuracies[2:]) for a in accuracies[2:]]
-    for name, across_cell, within_cell in zip(snli_alignment.STATISTICS, across.group(1).split(" | "),
-                                              within.group(1).split(" | ")):
-        overall = [statistics.fmean(run[name]["all"]) for run in runs]
+    columns = {**{name: (lambda run, name=name: statistics.fmean(run[name]["all"]))
+                  for name in snli_alignment.STATISTICS},
+               **{name: (lambda run, name=name: run["position R²"][name]) for name in snli_alignment.READOUTS}}
+    assert len(across.group(1).split(" | ")) == len(within.group(1).split(" | ")) == len(columns)
+    for (name, value), across_cell, within_cell in zip(columns.items(), across.group(1).split(" | "),
+                                                       within.group(1).split(" | ")):
+        overall = [value(run) for run in runs]
         r = statistics.correlation(overall, accuracies) if len(set(accuracies)) > 1 else None
         assert across_cell == ("-" if r is None else f"{r:+.2f}")
         centred = [v - statistics.fmean(overall[:2]) for v in overall[:2]] + [
