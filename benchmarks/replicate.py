@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from replication_rows import FAMILIES, Row
+from replication_rows import FAMILIES, INSTRUMENTS, Row
 from runs import ALLENNLP
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +208,7 @@ class Replication:
             else:
                 command = [*ALLENNLP, "train", str(ROOT / row.config), "-s", str(serialization),
                            "-o", json.dumps(self.overrides(row, seed))]
-            command += ["--include-package", "memplugins", "--file-friendly-logging"]
+            command += [*include_packages(row), "--file-friendly-logging"]
             # recorded before the piece runs: a piece killed with its session (which never reaches the lines after
             # it) still names the code it ran
             code_version = commit()
@@ -305,7 +305,7 @@ class Replication:
         else:
             output = out / "test_metrics.json"
             subprocess.run([*ALLENNLP, "evaluate", str(archive), str(test_file), "--output-file", str(output),
-                            "--include-package", "memplugins", "--cuda-device", env["CUDA_DEVICE"]],
+                            *include_packages(row), "--cuda-device", env["CUDA_DEVICE"]],
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             evaluated = json.loads(output.read_text())
             value = evaluated[row.metric]
@@ -352,6 +352,15 @@ class Replication:
                     with open(self.results, "a") as results:
                         results.write(json.dumps(result) + "\n")
                 print(f"{row.name} seed {seed}: test {row.metric} {result['value']:.4f}", file=sys.stderr)
+
+
+def include_packages(row: Row) -> List[str]:
+    """`--include-package` for memplugins and each of the row's instruments (modules of benchmarks/, which is on the
+    commands' PYTHONPATH)."""
+    unknown = [package for package in row.packages if package not in INSTRUMENTS]
+    if unknown:
+        raise ValueError(f"row {row.name}: packages {unknown} are not among replication_rows.INSTRUMENTS")
+    return [argument for package in ["memplugins", *row.packages] for argument in ("--include-package", package)]
 
 
 def vocabulary_of(config: dict) -> str:

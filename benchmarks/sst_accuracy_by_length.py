@@ -89,12 +89,16 @@ def parse_runs(description: str, trees_example: str, json_option: bool = False,
 
 
 def import_plugins() -> None:
-    """allennlp-models' and our registered classes, for loading a run's config; nltk kept offline."""
+    """allennlp-models' and our registered classes, and the instruments replicate.py's rows train
+    (`replication_rows.INSTRUMENTS`), for loading a run's config; nltk kept offline."""
     from memplugins.cli import keep_nltk_offline
+    from replication_rows import INSTRUMENTS  # benchmarks/: this file's folder
 
     keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
+    for instrument in INSTRUMENTS:
+        import_module_and_submodules(instrument)
 
 
 def tensor_batches(model: Model, instances: list, batch_size: int = 64):

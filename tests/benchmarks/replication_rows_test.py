@@ -4,8 +4,10 @@ a dataset reader, a model and an optimizer, on the configs' shipped fixtures in 
 would fail only when a worker (or a lent GPU's few minutes) starts it, e.g. a misspelt constructor argument in an
 override, fails here.
 """
+import importlib
 import json
 import sys
+from dataclasses import replace
 from typing import List
 
 import pytest
@@ -18,7 +20,10 @@ from tests.conftest import REPO_ROOT
 from tests.config_models import build_config_model
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from replication_rows import FAMILIES, Row  # noqa: E402
+from replication_rows import FAMILIES, INSTRUMENTS, Row  # noqa: E402
+
+for _instrument in INSTRUMENTS:  # as replicate.py's commands `--include-package` them
+    importlib.import_module(_instrument)
 
 ROWS: List[Row] = [row for rows in FAMILIES.values() for row in rows]
 
@@ -186,3 +191,15 @@ def test_the_esim_row_with_lstmns_has_esims_start_in_all_four_of_them(monkeypatc
             bias = parameters[prefix + "bias_hh"]
             assert (bias[300:600] == 1).all() and bias.sum() == 300  # lstm_hidden_bias: the forget gate's 1
     assert built.model._encoder.get_output_dim() == 600 and built.model._inference_encoder.is_bidirectional()
+
+
+def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evaluate():
+    from replicate import include_packages
+
+    row = next(row for row in ROWS if row.name == "snli_decomposable_attention_lstmn_encoder_word_alignment")
+    assert include_packages(row) == ["--include-package", "memplugins",
+                                     "--include-package", "word_aligned_decomposable_attention"]
+    assert row.overrides["model.type"] == "decomposable_attention_aligned_on_words"
+    assert include_packages(replace(row, packages=[])) == ["--include-package", "memplugins"]
+    with pytest.raises(ValueError, match=r"packages \['os'\] are not among replication_rows.INSTRUMENTS"):
+        include_packages(replace(row, packages=["os"]))

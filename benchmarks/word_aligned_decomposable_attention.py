@@ -1,0 +1,83 @@
+"""
+A measuring instrument for replicate.py's SNLI rows, not a model of the package: allennlp-models'
+`decomposable_attention` with a sentence encoder, in which the alignment reads the word vectors and only the
+comparison reads the encoder's outputs. With an encoder, allennlp-models' model aligns the encoded words (Parikh et
+al. 2016, eq. 1 on a_i = encoder(premise)_i), so an encoder changes both what is aligned and what is compared; here
+eq. 1 takes F of the embedded words, the same for every encoder, and eq. 2-4 the encoded ones:
+
+    e_ij = F(x_i)^T F(y_j)                        eq. 1; x_i, y_j the premise's and hypothesis's word vectors
+    beta_i = sum_j softmax_j(e_ij) b_j,  alpha_j = sum_i softmax_i(e_ij) a_i      eq. 2; a_i, b_j the encoder's outputs
+    v1_i = G([a_i; beta_i]),  v2_j = G([b_j; alpha_j]), each summed over its sentence, then H (eq. 3-5)
+
+So two encoders trained in it share one kind of alignment (learned, not fixed: F is trained with the rest), and a
+gap between them that stays is not their alignment's. Everything else is `DecomposableAttention`'s: the constructor,
+the metrics, the output (`h2p_attention` and `p2h_attention` included), so its configs change only `model.type`.
+
+Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
+rows name it in `packages`; the run analyses import it with the plugins).
+"""
+from typing import Any, Dict, List
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors
+from allennlp.models.model import Model
+from allennlp.nn.util import get_text_field_mask, masked_softmax, weighted_sum
+from allennlp_models.pair_classification.models.decomposable_attention import DecomposableAttention
+
+
+@Model.register("decomposable_attention_aligned_on_words")
+class WordAlignedDecomposableAttention(DecomposableAttention):
+    """`decomposable_attention` aligning the word vectors and comparing the encoded words (see the module's
+    docstring). It takes `DecomposableAttention`'s parameters; `premise_encoder` is required (without one the two
+    models are the same) and its output size must be the word vectors' (the compare layer reads either)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self._premise_encoder is None:
+            raise ConfigurationError("decomposable_attention_aligned_on_words needs a premise_encoder; without one "
+                                     "it is decomposable_attention")
+        for encoder in (self._premise_encoder, self._hypothesis_encoder):
+            if encoder.get_output_dim() != self._text_field_embedder.get_output_dim():
+                raise ConfigurationError(
+                    f"decomposable_attention_aligned_on_words: the encoder's output ({encoder.get_output_dim()}) "
+                    f"must be the word vectors' size ({self._text_field_embedder.get_output_dim()})")
+
+    def forward(  # type: ignore
+        self,
+        premise: TextFieldTensors,
+        hypothesis: TextFieldTensors,
+        label: torch.IntTensor = None,
+        metadata: List[Dict[str, Any]] = None,
+    ) -> Dict[str, torch.Tensor]:
+        words_premise = self._text_field_embedder(premise)
+        words_hypothesis = self._text_field_embedder(hypothesis)
+        premise_mask = get_text_field_mask(premise)
+        hypothesis_mask = get_text_field_mask(hypothesis)
+        encoded_premise = self._premise_encoder(words_premise, premise_mask)
+        encoded_hypothesis = self._hypothesis_encoder(words_hypothesis, hypothesis_mask)
+
+        # eq. 1 on the word vectors: the one change from DecomposableAttention.forward
+        similarity_matrix = self._matrix_attention(self._attend_feedforward(words_premise),
+                                                   self._attend_feedforward(words_hypothesis))
+        # eq. 2 over the encoded words
+        p2h_attention = masked_softmax(similarity_matrix, hypothesis_mask)
+        attended_hypothesis = weighted_sum(encoded_hypothesis, p2h_attention)
+        h2p_attention = masked_softmax(similarity_matrix.transpose(1, 2).contiguous(), premise_mask)
+        attended_premise = weighted_sum(encoded_premise, h2p_attention)
+
+        # eq. 3-5 as DecomposableAttention
+        compared_premise = self._compare_feedforward(torch.cat([encoded_premise, attended_hypothesis], dim=-1))
+        compared_premise = (compared_premise * premise_mask.unsqueeze(-1)).sum(dim=1)
+        compared_hypothesis = self._compare_feedforward(torch.cat([encoded_hypothesis, attended_premise], dim=-1))
+        compared_hypothesis = (compared_hypothesis * hypothesis_mask.unsqueeze(-1)).sum(dim=1)
+        label_logits = self._aggregate_feedforward(torch.cat([compared_premise, compared_hypothesis], dim=-1))
+        output_dict = {"label_logits": label_logits, "label_probs": torch.nn.functional.softmax(label_logits, dim=-1),
+                       "h2p_attention": h2p_attention, "p2h_attention": p2h_attention}
+        if label is not None:
+            output_dict["loss"] = self._loss(label_logits, label.long().view(-1))
+            self._accuracy(label_logits, label)
+        if metadata is not None:
+            output_dict["premise_tokens"] = [x["premise_tokens"] for x in metadata]
+            output_dict["hypothesis_tokens"] = [x["hypothesis_tokens"] for x in metadata]
+        return output_dict

@@ -1,0 +1,93 @@
+"""benchmarks/word_aligned_decomposable_attention.py, the instrument of replicate.py's `..._word_alignment` rows:
+it trains, saves and loads (AllenNLP's ModelTestCase), a pair alone is the same pair in a padded batch, its alignment
+is Parikh et al.'s eq. 1 on the word vectors (untouched by the encoder) and its comparison eq. 2-5 on the encoder's
+outputs, worked pair by pair from the model's parts."""
+import json
+import sys
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch
+from allennlp.models import Model
+
+from tests.benchmarks.saved_models import SNLI_SAMPLE, shrunk_decomposable_attention_config
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import word_aligned_decomposable_attention  # noqa: E402,F401  (registers the model)
+
+FIXED_BATCHES = {"data_loader.batch_sampler.shuffle": False, "data_loader.batch_sampler.padding_noise": 0.0}
+
+
+def instrument_config() -> dict:
+    config = shrunk_decomposable_attention_config()
+    config["model"]["type"] = "decomposable_attention_aligned_on_words"
+    config["trainer"]["num_epochs"] = 1
+    return config
+
+
+class TestWordAlignedDecomposableAttention(ModelTestCase):
+    def setup_method(self):
+        super().setup_method()
+        self.config = self.TEST_DIR / "config.json"
+        self.config.write_text(json.dumps(instrument_config()))
+        self.set_up_model(str(self.config), str(REPO_ROOT / SNLI_SAMPLE), seed=0)
+
+    def test_train_save_load_and_padding(self):
+        # a pair alone is the same pair in the padded batch (ModelTestCase's own check is absolute, 1e-6, which the
+        # float32 rounding of these logits, near 8, exceeds)
+        self.model.eval()
+        with torch.no_grad():
+            batched = self.model(**self.dataset.as_tensor_dict())
+            for k, instance in enumerate(self.instances):
+                single = Batch([instance])
+                single.index_instances(self.vocab)
+                alone = self.model(**single.as_tensor_dict())
+                assert torch.allclose(alone["label_logits"][0], batched["label_logits"][k], rtol=1e-5, atol=1e-5)
+                words = len(instance["hypothesis"].tokens), len(instance["premise"].tokens)
+                assert torch.allclose(alone["h2p_attention"][0], batched["h2p_attention"][k, :words[0], :words[1]],
+                                      atol=1e-6)
+        self.ensure_model_can_train_save_and_load(
+            str(self.config), overrides=json.dumps(FIXED_BATCHES),
+            gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})  # fixed GloVe
+
+    def test_alignment_on_the_word_vectors_comparison_on_the_encoded_words(self):
+        model = self.model.eval()
+        with torch.no_grad():
+            for parameter in model.parameters():  # far from uniform attention
+                parameter.normal_(0, 0.6)
+            for instance in self.instances[:8]:
+                batch = Batch([instance])
+                batch.index_instances(self.vocab)
+                tensors = batch.as_tensor_dict()
+                output = model(**tensors)
+                x, y = (model._text_field_embedder(tensors[s]) for s in ("premise", "hypothesis"))
+                a = model._premise_encoder(x, torch.ones(x.shape[:2], dtype=torch.bool))[0]
+                b = model._premise_encoder(y, torch.ones(y.shape[:2], dtype=torch.bool))[0]
+                e = model._attend_feedforward(x)[0] @ model._attend_feedforward(y)[0].T  # eq. 1
+                beta = torch.softmax(e, dim=1) @ b  # eq. 2: the hypothesis read by each premise word
+                alpha = torch.softmax(e, dim=0).T @ a
+                v1 = model._compare_feedforward(torch.cat([a, beta], -1)[None])[0].sum(0)  # eq. 3-4
+                v2 = model._compare_feedforward(torch.cat([b, alpha], -1)[None])[0].sum(0)
+                logits = model._aggregate_feedforward(torch.cat([v1, v2])[None])  # eq. 5
+                assert torch.allclose(output["h2p_attention"][0], torch.softmax(e, dim=0).T, atol=1e-6)
+                assert torch.allclose(output["label_logits"], logits, atol=1e-5)
+            # the encoder changes what is compared, never the alignment
+            before = model(**self.dataset.as_tensor_dict())
+            for parameter in model._premise_encoder.parameters():
+                parameter.add_(torch.randn_like(parameter))
+            after = model(**self.dataset.as_tensor_dict())
+        assert torch.equal(before["h2p_attention"], after["h2p_attention"])
+        assert not torch.allclose(before["label_logits"], after["label_logits"])
+
+    def test_an_encoder_is_required_and_must_keep_the_vectors_size(self):
+        for change, message in ((lambda model: model.pop("premise_encoder"), "needs a premise_encoder"),
+                                (lambda model: model["premise_encoder"].update(hidden_size=6),
+                                 r"encoder's output \(6\) must be the word vectors' size \(8\)")):
+            config = instrument_config()
+            change(config["model"])
+            with pytest.raises(ConfigurationError, match=message):
+                Model.from_params(vocab=self.vocab, params=Params(config["model"]))
