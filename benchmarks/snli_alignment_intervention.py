@@ -220,11 +220,28 @@ def cell(value: Optional[float], name: str, signed: bool = False) -> str:
     return form.format(value)
 
 
+def differences(after: List[dict], before: List[dict], columns: List[str], paired: bool) -> List[str]:
+    """Per column, the mean of `after`'s seeds less `before`'s; `paired` (the same runs, changed): with how many
+    seeds gained, else with the permutation p over the two sets of seeds."""
+    cells = []
+    for column in columns:
+        if any(seed[column] is None for seed in after + before):
+            cells.append("-")
+            continue
+        mine, theirs = [seed[column] for seed in after], [seed[column] for seed in before]
+        text = cell(statistics.fmean(mine) - statistics.fmean(theirs), column, signed=True)
+        if paired:
+            text += f" ({sum(a > b for a, b in zip(mine, theirs))}/{len(mine)})"
+        elif len(mine) > 1 and len(theirs) > 1:
+            text += f", p {compare(theirs, mine).p:.3f}"
+        cells.append(text)
+    return cells
+
+
 def tables(results: Dict[str, List[dict]]) -> str:
     """results: {row: [each seed's {condition: tallies}]} in the order given; the seeds of two rows in the same
     order when they are compared."""
     rows = list(results)
-    conditions = list(results[rows[0]][0])
     columns = list(figures(results[rows[0]][0][AS_TRAINED]))
     per_seed = {row: {condition: [figures(seed[condition]) for seed in results[row] if condition in seed]
                       for condition in {c for seed in results[row] for c in seed}} for row in rows}
@@ -240,36 +257,16 @@ def tables(results: Dict[str, List[dict]]) -> str:
     lines += ["", "Each condition less the same run as trained (the seeds' mean; seeds that gained of all):", "",
               "| row | condition | " + " | ".join(columns) + " |", "|---|---|" + "---:|" * len(columns)]
     for row in rows:
-        base = per_seed[row][AS_TRAINED]
         for condition in sorted(c for c in per_seed[row] if c != AS_TRAINED):
-            changed = per_seed[row][condition]
-            cells = []
-            for column in columns:
-                if any(seed[column] is None for seed in changed + base):
-                    cells.append("-")
-                    continue
-                differences = [after[column] - before[column] for after, before in zip(changed, base)]
-                gained = sum(difference > 0 for difference in differences)
-                cells.append(f"{cell(statistics.fmean(differences), column, signed=True)} ({gained}/{len(differences)})")
+            cells = differences(per_seed[row][condition], per_seed[row][AS_TRAINED], columns, paired=True)
             lines.append(f"| {row} | {condition} | " + " | ".join(cells) + " |")
     if len(rows) > 1:
-        first = per_seed[rows[0]][AS_TRAINED]
         lines += ["", f"Each later row under each condition less {rows[0]} as trained (p: two-sided permutation over "
                       "the seeds):", "", "| row | condition | " + " | ".join(columns) + " |",
                   "|---|---|" + "---:|" * len(columns)]
         for row in rows[1:]:
             for condition in sorted(per_seed[row], key=lambda c: (c != AS_TRAINED, c)):
-                mine = per_seed[row][condition]
-                cells = []
-                for column in columns:
-                    if any(seed[column] is None for seed in mine + first):
-                        cells.append("-")
-                        continue
-                    a, b = [seed[column] for seed in first], [seed[column] for seed in mine]
-                    text = cell(statistics.fmean(b) - statistics.fmean(a), column, signed=True)
-                    if len(a) > 1 and len(b) > 1:
-                        text += f", p {compare(a, b).p:.3f}"
-                    cells.append(text)
+                cells = differences(per_seed[row][condition], per_seed[rows[0]][AS_TRAINED], columns, paired=False)
                 lines.append(f"| {row} | {condition} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
