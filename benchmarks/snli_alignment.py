@@ -109,7 +109,9 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
                                                for name in STATISTICS}
     features: List[torch.Tensor] = []  # F's outputs: the premise's, then the hypothesis's, per forward
     encoded: List[torch.Tensor] = []  # a_i and b_j: the encoder's outputs, or the embedder's where there is none
-    sentence_encoder = getattr(model, "_premise_encoder", None) or model._text_field_embedder
+    sentence_encoder = getattr(model, "_premise_encoder", None)
+    if sentence_encoder is None:
+        sentence_encoder = model._text_field_embedder
     hooks = [attend.register_forward_hook(lambda module, inputs, output: features.append(output)),
              sentence_encoder.register_forward_hook(lambda module, inputs, output: encoded.append(output))]
     readouts = {name: PositionReadout() for name in READOUTS}
@@ -172,44 +174,45 @@ def pearson(x: List[float], y: List[float]) -> Optional[float]:
     return statistics.correlation(x, y)
 
 
+def row_lines(results: Dict[str, List[dict]], figures: Dict[str, List[Optional[List[float]]]], form: str) -> List[str]:
+    """A table's lines: per row, each cell's seeds' mean (with their range), "-" where `figures` has None; then each
+    later row less the first, with the permutation p over the two rows' seeds where both have two or more."""
+    rows = list(results)
+    lines = []
+    for row in rows:
+        cells = ["-" if values is None else form.format(statistics.fmean(values))
+                 + (f" ({form.format(min(values))}-{form.format(max(values))})" if len(values) > 1 else "")
+                 for values in figures[row]]
+        lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
+    for row in rows[1:]:
+        tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
+        cells = []
+        for mine, first in zip(figures[row], figures[rows[0]]):
+            if mine is None or first is None:
+                cells.append("-")
+                continue
+            difference = statistics.fmean(mine) - statistics.fmean(first)
+            cells.append(("{:+" + form[2:]).format(difference)
+                         + (f", p {compare(first, mine).p:.3f}" if tested else ""))
+        lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+    return lines
+
+
 def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
     """Per statistic, each row by position (the seeds' mean, with their range) and each later row less the first;
-    then each run's accuracy and statistics over all words, and their correlation across runs."""
+    the position read-outs' R² the same way; then each run's accuracy and statistics over all words, and their
+    correlation across runs."""
     lines = []
     rows = list(results)
     for name, (sentence, form) in STATISTICS.items():
         lines += ["", f"{name}, by the {sentence} word's position:", "",
                   "| row | seeds | " + " | ".join(keys()) + " |", "|---|---:|" + "---:|" * len(keys())]
-        figures = {row: [means(results[row], name, key) for key in keys()] for row in rows}
-        for row in rows:
-            cells = ["-" if values is None else form.format(statistics.fmean(values))
-                     + (f" ({form.format(min(values))}-{form.format(max(values))})" if len(values) > 1 else "")
-                     for values in figures[row]]
-            lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
-        for row in rows[1:]:
-            tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
-            cells = []
-            for mine, first in zip(figures[row], figures[rows[0]]):
-                if mine is None or first is None:
-                    cells.append("-")
-                    continue
-                difference = statistics.fmean(mine) - statistics.fmean(first)
-                cells.append(("{:+" + form[2:]).format(difference)
-                             + (f", p {compare(first, mine).p:.3f}" if tested else ""))
-            lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+        lines += row_lines(results, {row: [means(results[row], name, key) for key in keys()] for row in rows}, form)
     lines += ["", "Position R² (a premise word's position read linearly from its vectors, on held-out pairs):", "",
               "| row | seeds | " + " | ".join(READOUTS) + " |", "|---|---:|" + "---:|" * len(READOUTS)]
     fits = {row: [[result["position R²"][name] for result in results[row]] for name in READOUTS] for row in rows}
-    for row in rows:
-        cells = ["-" if None in values else f"{statistics.fmean(values):.3f}"
-                 + (f" ({min(values):.3f}-{max(values):.3f})" if len(values) > 1 else "") for values in fits[row]]
-        lines.append(f"| {row} | {len(results[row])} | " + " | ".join(cells) + " |")
-    for row in rows[1:]:
-        tested = len(results[row]) > 1 and len(results[rows[0]]) > 1
-        cells = ["-" if None in mine or None in first else f"{statistics.fmean(mine) - statistics.fmean(first):+.3f}"
-                 + (f", p {compare(first, mine).p:.3f}" if tested else "")
-                 for mine, first in zip(fits[row], fits[rows[0]])]
-        lines.append(f"| {row} − {rows[0]} | | " + " | ".join(cells) + " |")
+    lines += row_lines(results, {row: [None if None in values else values for values in fits[row]] for row in rows},
+                       "{:.3f}")
     columns = {**{name: form for name, (_, form) in STATISTICS.items()},
                **{f"position R², {name}": "{:.3f}" for name in READOUTS}}
 
@@ -219,7 +222,9 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
         return {**{name: None if value is None else value[0] for name, value in values.items()},
                 **{f"position R², {name}": result["position R²"][name] for name in READOUTS}}
 
-    runs = [(run, result, overall(result)) for row in rows for run, result in zip(names[row], results[row])]
+    overalls = {row: [overall(result) for result in results[row]] for row in rows}  # once a run
+    runs = [(run, result, values) for row in rows
+            for run, result, values in zip(names[row], results[row], overalls[row])]
     lines += ["", "Every run, over all its words:", "",
               "| run | accuracy | " + " | ".join(columns) + " |", "|---|---:|" + "---:|" * len(columns)]
     for run, result, values in runs:
@@ -229,7 +234,7 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
     if len(runs) >= 4:
         across, within = [], []
         for name in columns:
-            figures = {row: [overall(result)[name] for result in results[row]] for row in rows}
+            figures = {row: [values[name] for values in overalls[row]] for row in rows}
             if any(None in values for values in figures.values()):
                 across.append("-")
                 within.append("-")

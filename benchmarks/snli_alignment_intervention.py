@@ -23,13 +23,13 @@ opposite.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/snli_alignment_intervention.py PAIRS RUN [RUN ...] \\
         [--bonus 1,2,4] [--graft] [--json FILE]
 
-Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (or the replicate.py run
-folder holding it in `train/`); runs named `ROW-seedN...` are grouped per ROW. PAIRS are read by each run's own
-validation reader. Tables: per row and condition, the seeds' mean accuracy on all pairs, on each gold label's, on
-the entailed pairs with hypotheses of 11 tokens or more, the literal-match weight (snli_alignment.py's "same
-word") and the share of the pairs given each label (an alignment can move errors between labels); each condition's change from the run as trained (the mean over seeds, and how many seeds gained); each later
-row under each condition less the first row as trained, with the two-sided permutation p over the seeds
-(`compare_seeds.py`'s).
+Each RUN is a serialization directory with `config.json`, `vocabulary/` and `best.th` (or the replicate.py run folder
+holding it in `train/`); runs named `ROW-seedN...` are grouped per ROW. PAIRS are read by each run's own validation
+reader. Tables: per row and condition, the seeds' mean accuracy on all pairs, on each gold label's, on the entailed
+pairs with hypotheses of 11 tokens or more, the literal-match weight (snli_alignment.py's "same word") and the share of
+the pairs given each label (an alignment can move errors between labels); each condition's change from the run as
+trained (the mean over seeds, and how many seeds gained); each later row under each condition less the first row as
+trained, with the two-sided permutation p over the seeds (`compare_seeds.py`'s).
 """
 import json
 import re
@@ -167,19 +167,21 @@ def intervene(runs: List[Path], pairs: str, bonuses: List[float], batch_size: in
     models = [Aligned(run) for run in runs]
     tokens = models[0].model.vocab.get_token_to_index_vocabulary("tokens")
     if any(model.model.vocab.get_token_to_index_vocabulary("tokens") != tokens for model in models[1:]):
-        sys.exit(f"{', '.join(map(str, runs))}: the runs' vocabularies differ, so one batch's tensors cannot serve both")
+        sys.exit(f"{', '.join(map(str, runs))}: the runs' vocabularies differ, so one batch's tensors cannot serve "
+                 "both")
     tallies = [Tallies(model.labels) for model in models]
     instances = list(validation_reader(runs[0]).read(pairs))
     if not instances:
         sys.exit(f"{pairs}: no labelled pairs read by {runs[0]}'s reader")
     with torch.no_grad():
         for chunk, tensors in tensor_batches(models[0].model, instances, batch_size):
-            scores = []
+            scores, same = [], None
             for model, kept in zip(models, tallies):
                 model.new_batch()
                 output = model.forward(tensors)
                 scores.append(model.scores)
-                same = same_words(chunk, *model.scores.shape[1:])
+                if same is None:  # the same pairs, so the same shape, for every model of the batch
+                    same = same_words(chunk, *model.scores.shape[1:])
                 kept.add(AS_TRAINED, chunk, tensors, output, same)
                 for bonus in bonuses:
                     output = model.forward(tensors, lambda e, bonus=bonus: e + bonus * same.to(e.dtype))
