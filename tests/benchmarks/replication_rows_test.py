@@ -203,3 +203,16 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
     assert include_packages(replace(row, packages=[])) == ["--include-package", "memplugins"]
     with pytest.raises(ValueError, match=r"packages \['os'\] are not among replication_rows.INSTRUMENTS"):
         include_packages(replace(row, packages=["os"]))
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])
+def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_the_word_vectors(encoder, monkeypatch):
+    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_word_alignment", monkeypatch)
+    _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
+    assert type(built.model).__name__ == "WordAlignedDecomposableAttention"
+    assert row.packages == ["word_aligned_decomposable_attention"]
+    for model in (built.model, reference.model):
+        assert model._premise_encoder.is_bidirectional() and model._premise_encoder.get_output_dim() == 200
+    # the same encoder, parameter for parameter in shape, as the row that aligns the encoded words
+    assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
+            == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
