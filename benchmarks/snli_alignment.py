@@ -18,7 +18,10 @@ premise's i-th vector, b_j the hypothesis's j-th, each the encoder's output wher
 And per run, how much of a premise word's position (i, from 1) is linearly written in its vectors: the R² of a
 least-squares read-out of i (with an intercept) from a_i, and from F(a_i), fitted on the words of every other pair
 (the first, third, ...) and scored on the words of the rest. A state that counts its steps (an intra-attention over
-a tape that grows with t) reads high; F amplifying it is what turns position into alignment.
+a tape that grows with t) reads high; F amplifying it is what turns position into alignment. The same read-out of
+the word itself: its row of the embedding table (the GloVe vector, before any projection; the same target for every
+run), all its dimensions at once (R² = 1 - the residual's summed squares over the target's, about its mean): how
+much of what the word is survives in the vectors the alignment compares, which a literal match needs.
 
 Each is given by the word's position in its sentence, per row (runs named `ROW-seedN...` pooled: the mean of the
 seeds' means, with the lowest and highest seed's), then each later row's difference from the first, with the
@@ -60,17 +63,19 @@ def keys() -> List[str]:
     return ["all"] + [bucket(first, POSITIONS) for first, _ in POSITIONS]
 
 
-class PositionReadout:
-    """Least squares of a word's position on its vector (and an intercept), fitted on one half of the words and
-    scored (R²) on the other, from each half's sums of x x^T, x y, y and y^2 (so no word is kept)."""
+class LinearReadout:
+    """Least squares of a target (a word's position, or a vector of targets) on a word's vector and an intercept,
+    fitted on one half of the words and scored (R², over all the target's dimensions together) on the other, from
+    each half's sums of x x^T, x y^T, y and y^2 (so no word is kept)."""
 
     def __init__(self) -> None:
         self.halves: List[Optional[Dict[str, torch.Tensor]]] = [None, None]
 
-    def add(self, half: int, vectors: torch.Tensor, positions: torch.Tensor) -> None:
+    def add(self, half: int, vectors: torch.Tensor, targets: torch.Tensor) -> None:
+        """`targets` (words,) or (words, dimensions)."""
         x = torch.cat([vectors.double(), torch.ones(len(vectors), 1, dtype=torch.double)], dim=1)
-        y = positions.double()
-        sums = {"xx": x.T @ x, "xy": x.T @ y, "y": y.sum(), "yy": y @ y, "n": torch.tensor(float(len(y)))}
+        y = targets.double().reshape(len(targets), -1)
+        sums = {"xx": x.T @ x, "xy": x.T @ y, "y": y.sum(0), "yy": (y * y).sum(), "n": torch.tensor(float(len(y)))}
         if self.halves[half] is None:
             self.halves[half] = sums
         else:
@@ -78,26 +83,36 @@ class PositionReadout:
                 self.halves[half][key] += value
 
     def r2(self) -> Optional[float]:
-        """R² on the second half of the fit on the first; None where a half has no words or its positions do not
+        """R² on the second half of the fit on the first; None where a half has no words or its targets do not
         vary."""
         fit, scored = self.halves
         if fit is None or scored is None:
             return None
-        total = scored["yy"] - scored["y"] ** 2 / scored["n"]
+        total = scored["yy"] - scored["y"] @ scored["y"] / scored["n"]
         if total <= 0:
             return None
         # a pseudo-inverse: vectors that span fewer dimensions than they have (a unit never used) still fit
-        w = torch.linalg.pinv(fit["xx"], hermitian=True) @ fit["xy"]
-        residual = scored["yy"] - 2 * w @ scored["xy"] + w @ scored["xx"] @ w
+        w = torch.linalg.pinv(fit["xx"], hermitian=True) @ fit["xy"]  # (inputs + 1, targets)
+        # sum over the words of |y - x w|^2 = sum y^2 - 2 tr(w^T x^T y) + tr(w^T x^T x w)
+        residual = scored["yy"] - 2 * (w * scored["xy"]).sum() + (w * (scored["xx"] @ w)).sum()
         return float(1 - residual / total)
 
 
-READOUTS = ("a_i", "F(a_i)")  # the vectors a premise word's position is read from
+READOUTS = ("a_i", "F(a_i)")  # the vectors a premise word's position and identity are read from
+TARGETS = {"position R²": "a premise word's position", "word R²": "a premise word's own GloVe vector"}
+
+
+def word_vectors(model) -> torch.nn.Module:
+    """The model's embedding table (before any projection), a lookup of token ids to the word vectors."""
+    embedder = getattr(model._text_field_embedder, "token_embedder_tokens", None)
+    if embedder is None or getattr(embedder, "weight", None) is None:
+        sys.exit("the word read-out needs a `tokens` embedding table (an `embedding` token embedder)")
+    return lambda ids: torch.nn.functional.embedding(ids, embedder.weight)
 
 
 def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
     """RUN's best weights on PAIRS: {"accuracy": fraction, statistic: {position bucket: [sum, count]},
-    "position R²": {READOUTS' name: R²}}."""
+    "position R²": {READOUTS' name: R²}, "word R²": {READOUTS' name: R²}}."""
     model = load_run(run)
     attend = getattr(model, "_attend_feedforward", None)
     if attend is None:
@@ -114,7 +129,8 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
         sentence_encoder = model._text_field_embedder
     hooks = [attend.register_forward_hook(lambda module, inputs, output: features.append(output)),
              sentence_encoder.register_forward_hook(lambda module, inputs, output: encoded.append(output))]
-    readouts = {name: PositionReadout() for name in READOUTS}
+    readouts = {target: {name: LinearReadout() for name in READOUTS} for target in TARGETS}
+    glove = word_vectors(model)
     right = 0
     seen = 0  # pairs before this batch: a pair's half is its index's parity
 
@@ -141,8 +157,10 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
                     hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
                     n = len(premise)
                     places = torch.arange(n, dtype=weights.dtype) / max(n - 1, 1)
+                    words = glove(tensors["premise"]["tokens"]["tokens"][k, :n])
                     for name, vectors in zip(READOUTS, (encoded[0], premise_features)):
-                        readouts[name].add((seen + k) % 2, vectors[k, :n], torch.arange(1, n + 1))
+                        readouts["position R²"][name].add((seen + k) % 2, vectors[k, :n], torch.arange(1, n + 1))
+                        readouts["word R²"][name].add((seen + k) % 2, vectors[k, :n], words)
                     for i in range(n):
                         add("‖F(a_i)‖", i + 1, float(premise_features[k, i].norm()))
                     for j, word in enumerate(hypothesis):
@@ -158,7 +176,7 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
         for hook in hooks:
             hook.remove()
     return {"accuracy": right / len(instances), **{name: dict(cells) for name, cells in sums.items()},
-            "position R²": {name: readout.r2() for name, readout in readouts.items()}}
+            **{target: {name: readout.r2() for name, readout in fits.items()} for target, fits in readouts.items()}}
 
 
 def means(results: List[dict], name: str, key: str) -> Optional[List[float]]:
@@ -200,7 +218,7 @@ def row_lines(results: Dict[str, List[dict]], figures: Dict[str, List[Optional[L
 
 def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
     """Per statistic, each row by position (the seeds' mean, with their range) and each later row less the first;
-    the position read-outs' R² the same way; then each run's accuracy and statistics over all words, and their
+    the read-outs' R² (position, word) the same way; then each run's accuracy and statistics over all words, and their
     correlation across runs."""
     lines = []
     rows = list(results)
@@ -208,19 +226,20 @@ def tables(results: Dict[str, List[dict]], names: Dict[str, List[str]]) -> str:
         lines += ["", f"{name}, by the {sentence} word's position:", "",
                   "| row | seeds | " + " | ".join(keys()) + " |", "|---|---:|" + "---:|" * len(keys())]
         lines += row_lines(results, {row: [means(results[row], name, key) for key in keys()] for row in rows}, form)
-    lines += ["", "Position R² (a premise word's position read linearly from its vectors, on held-out pairs):", "",
-              "| row | seeds | " + " | ".join(READOUTS) + " |", "|---|---:|" + "---:|" * len(READOUTS)]
-    fits = {row: [[result["position R²"][name] for result in results[row]] for name in READOUTS] for row in rows}
-    lines += row_lines(results, {row: [None if None in values else values for values in fits[row]] for row in rows},
-                       "{:.3f}")
+    for target, what in TARGETS.items():
+        lines += ["", f"{target[0].upper()}{target[1:]} ({what} read linearly from its vectors, on held-out pairs):",
+                  "", "| row | seeds | " + " | ".join(READOUTS) + " |", "|---|---:|" + "---:|" * len(READOUTS)]
+        fits = {row: [[result[target][name] for result in results[row]] for name in READOUTS] for row in rows}
+        lines += row_lines(results, {row: [None if None in values else values for values in fits[row]]
+                                     for row in rows}, "{:.3f}")
     columns = {**{name: form for name, (_, form) in STATISTICS.items()},
-               **{f"position R², {name}": "{:.3f}" for name in READOUTS}}
+               **{f"{target}, {name}": "{:.3f}" for target in TARGETS for name in READOUTS}}
 
     def overall(result: dict) -> Dict[str, Optional[float]]:
         """A run's figure for each column: a statistic's mean over all its words, or a read-out's R²."""
         values = {name: means([result], name, "all") for name in STATISTICS}
         return {**{name: None if value is None else value[0] for name, value in values.items()},
-                **{f"position R², {name}": result["position R²"][name] for name in READOUTS}}
+                **{f"{target}, {name}": result[target][name] for target in TARGETS for name in READOUTS}}
 
     overalls = {row: [overall(result) for result in results[row]] for row in rows}  # once a run
     runs = [(run, result, values) for row in rows

@@ -29,7 +29,9 @@ SNLI = REPO_ROOT / SNLI_SAMPLE
 def reference(model, instances) -> dict:
     """{"accuracy": fraction, statistic: {bucket: [values]}}, one pair at a time."""
     values = {name: collections.defaultdict(list) for name in snli_alignment.STATISTICS}
-    words = {name: ([], []) for name in snli_alignment.READOUTS}  # per half: (vectors, position) of premise words
+    # per half: (vectors, position, GloVe vector) of premise words
+    words = {name: ([], []) for name in snli_alignment.READOUTS}
+    table = model._text_field_embedder.token_embedder_tokens.weight
     right = 0
 
     def put(name, position, value):
@@ -53,10 +55,11 @@ def reference(model, instances) -> dict:
         premise = [token.text.lower() for token in instance["premise"].tokens]
         hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
         n = len(premise)
+        ids = tensors["premise"]["tokens"]["tokens"][0]
         for i in range(n):
             put("‖F(a_i)‖", i + 1, torch.linalg.vector_norm(features["premise"][i]))
             for name, vectors in zip(snli_alignment.READOUTS, (encoded["premise"], features["premise"])):
-                words[name][index % 2].append((vectors[i].double().numpy(), i + 1))
+                words[name][index % 2].append((vectors[i].double().numpy(), i + 1, table[ids[i]].double().numpy()))
         for j, word in enumerate(hypothesis):
             weights = output["h2p_attention"][0, j]
             assert weights.numel() == n and abs(float(weights.sum()) - 1) < 1e-5
@@ -66,15 +69,16 @@ def reference(model, instances) -> dict:
             if n > 1:
                 put("entropy", j + 1, torch.distributions.Categorical(probs=weights).entropy() / math.log(n))
                 put("premise position read", j + 1, weights @ torch.linspace(0, 1, n))
-    r2 = {}
+    r2 = {"position R²": {}, "word R²": {}}
     for name, (fit, scored) in words.items():  # least squares on the even pairs' words, R² on the odd pairs'
-        x = numpy.array([numpy.append(vector, 1.0) for vector, _ in fit])
-        y = numpy.array([position for _, position in fit], dtype=float)
-        w = numpy.linalg.lstsq(x, y, rcond=None)[0]
-        x = numpy.array([numpy.append(vector, 1.0) for vector, _ in scored])
-        y = numpy.array([position for _, position in scored], dtype=float)
-        r2[name] = 1 - ((y - x @ w) ** 2).sum() / ((y - y.mean()) ** 2).sum()
-    return {"accuracy": right / len(instances), **values, "position R²": r2}
+        for target, column in (("position R²", 1), ("word R²", 2)):
+            x = numpy.array([numpy.append(word[0], 1.0) for word in fit])
+            y = numpy.array([word[column] for word in fit], dtype=float)
+            w = numpy.linalg.lstsq(x, y, rcond=None)[0]
+            x = numpy.array([numpy.append(word[0], 1.0) for word in scored])
+            y = numpy.array([word[column] for word in scored], dtype=float)
+            r2[target][name] = 1 - ((y - x @ w) ** 2).sum() / ((y - y.mean(axis=0)) ** 2).sum()
+    return {"accuracy": right / len(instances), **values, **r2}
 
 
 def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
@@ -92,8 +96,9 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
     runs = [expected["lstmn_row"][0], expected["lstmn_row"][1], expected["plain_row"][0], expected["plain_row"][1]]
     for run, result in zip(runs, kept.values()):
         assert result["accuracy"] == run["accuracy"]
-        for name in snli_alignment.READOUTS:
-            assert result["position R²"][name] == pytest.approx(run["position R²"][name], abs=1e-6)
+        for target in snli_alignment.TARGETS:
+            for name in snli_alignment.READOUTS:
+                assert result[target][name] == pytest.approx(run[target][name], abs=1e-6)
         for name in snli_alignment.STATISTICS:
             assert set(result[name]) == set(run[name])
             for key, values in run[name].items():
@@ -125,15 +130,16 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
             mine, first = means["plain_row"][key], means["lstmn_row"][key]
             assert float(value) == pytest.approx(statistics.fmean(mine) - statistics.fmean(first), abs=0.006)
             assert p == f"{compare(first, mine).p:.3f}"
-    table = printed.split("Position R²")[1].split("Every run")[0]
-    fits = {row: [[run["position R²"][name] for run in expected[row]] for name in snli_alignment.READOUTS]
-            for row in expected}
-    for row in expected:
-        cells = re.search(rf"^\| {row} \| 2 \| (.*) \|$", table, re.M).group(1).split(" | ")
-        assert cells == [f"{statistics.fmean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in fits[row]]
-    cells = re.search(r"^\| plain_row − lstmn_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
-    assert cells == [f"{statistics.fmean(mine) - statistics.fmean(first):+.3f}, p {compare(first, mine).p:.3f}"
-                     for mine, first in zip(fits["plain_row"], fits["lstmn_row"])]
+    for target, heading, after in (("position R²", "Position R²", "Word R²"), ("word R²", "Word R²", "Every run")):
+        table = printed.split(heading)[1].split(after)[0]
+        fits = {row: [[run[target][name] for run in expected[row]] for name in snli_alignment.READOUTS]
+                for row in expected}
+        for row in expected:
+            cells = re.search(rf"^\| {row} \| 2 \| (.*) \|$", table, re.M).group(1).split(" | ")
+            assert cells == [f"{statistics.fmean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in fits[row]]
+        cells = re.search(r"^\| plain_row − lstmn_row \| \| (.*) \|$", table, re.M).group(1).split(" | ")
+        assert cells == [f"{statistics.fmean(mine) - statistics.fmean(first):+.3f}, p {compare(first, mine).p:.3f}"
+                         for mine, first in zip(fits["plain_row"], fits["lstmn_row"])]
     across = re.search(r"^\| correlation with the accuracy, across runs \| \| (.*) \|$", printed, re.M)
     within = re.search(r"^\| the same within rows \(each run less its row's mean\) \| \| (.*) \|$", printed, re.M)
     accuracies = [run["accuracy"] for run in runs]
@@ -141,7 +147,8 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
         a - statistics.fmean(accuracies[2:]) for a in accuracies[2:]]
     columns = {**{name: (lambda run, name=name: statistics.fmean(run[name]["all"]))
                   for name in snli_alignment.STATISTICS},
-               **{name: (lambda run, name=name: run["position R²"][name]) for name in snli_alignment.READOUTS}}
+               **{f"{target}, {name}": (lambda run, target=target, name=name: run[target][name])
+                  for target in snli_alignment.TARGETS for name in snli_alignment.READOUTS}}
     assert len(across.group(1).split(" | ")) == len(within.group(1).split(" | ")) == len(columns)
     for (name, value), across_cell, within_cell in zip(columns.items(), across.group(1).split(" | "),
                                                        within.group(1).split(" | ")):
@@ -153,6 +160,25 @@ def test_statistics_rows_differences_and_correlation(tmp_path, capsys):
         r = statistics.correlation(centred, centred_accuracies) if len(set(centred_accuracies)) > 1 else None
         assert within_cell == ("-" if r is None else f"{r:+.2f}")
     assert len(re.findall(r"^\| (lstmn|plain)_row-seed\d", printed, re.M)) == 4  # one line a run
+
+
+def test_the_linear_readout_scores_held_out_words_over_all_target_dimensions():
+    generator = torch.Generator().manual_seed(0)
+    vectors = torch.randn(400, 6, generator=generator)
+    exact = vectors @ torch.randn(6, 3, generator=generator) + torch.tensor([1.0, -2.0, 0.5])
+    noise = torch.randn(400, 3, generator=generator)
+    readouts = {name: snli_alignment.LinearReadout() for name in ("exact", "noise", "half", "position")}
+    # a target of which half the variance is linear in the vectors: one exact column, one noise column of equal size
+    half = torch.stack([exact[:, 0] / exact[:, 0].std(), noise[:, 0] / noise[:, 0].std()], dim=1)
+    for index in range(0, 400, 50):  # in pieces, alternating halves, as pairs arrive
+        part = slice(index, index + 50)
+        for name, target in (("exact", exact), ("noise", noise), ("half", half), ("position", exact[:, 1])):
+            readouts[name].add((index // 50) % 2, vectors[part], target[part])
+    assert readouts["exact"].r2() == pytest.approx(1.0, abs=1e-9)
+    assert readouts["position"].r2() == pytest.approx(1.0, abs=1e-9)  # a single target, as the position
+    assert -0.1 < readouts["noise"].r2() < 0.0  # fitted noise predicts held-out noise worse than its mean
+    assert 0.4 < readouts["half"].r2() < 0.52  # the dimensions pooled: the explained share of the summed variance
+    assert snli_alignment.LinearReadout().r2() is None
 
 
 def test_a_model_that_is_not_decomposable_attention_is_refused(tmp_path):
