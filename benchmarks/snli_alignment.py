@@ -41,7 +41,7 @@ import math
 import statistics
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import torch
 
@@ -102,11 +102,11 @@ READOUTS = ("a_i", "F(a_i)")  # the vectors a premise word's position and identi
 TARGETS = {"position R²": "a premise word's position", "word R²": "a premise word's own GloVe vector"}
 
 
-def word_vectors(model) -> torch.nn.Module:
-    """The model's embedding table (before any projection), a lookup of token ids to the word vectors."""
+def word_vectors(model, run: Path) -> Callable[[torch.Tensor], torch.Tensor]:
+    """RUN's embedding table (before any projection), as a lookup of token ids to the word vectors."""
     embedder = getattr(model._text_field_embedder, "token_embedder_tokens", None)
     if embedder is None or getattr(embedder, "weight", None) is None:
-        sys.exit("the word read-out needs a `tokens` embedding table (an `embedding` token embedder)")
+        sys.exit(f"{run}: the word read-out needs a `tokens` embedding table (an `embedding` token embedder)")
     return lambda ids: torch.nn.functional.embedding(ids, embedder.weight)
 
 
@@ -130,7 +130,7 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
     hooks = [attend.register_forward_hook(lambda module, inputs, output: features.append(output)),
              sentence_encoder.register_forward_hook(lambda module, inputs, output: encoded.append(output))]
     readouts = {target: {name: LinearReadout() for name in READOUTS} for target in TARGETS}
-    glove = word_vectors(model)
+    glove = word_vectors(model, run)
     right = 0
     seen = 0  # pairs before this batch: a pair's half is its index's parity
 

@@ -187,3 +187,11 @@ def test_a_model_that_is_not_decomposable_attention_is_refused(tmp_path):
     saved_stack(tmp_path)
     with pytest.raises(SystemExit, match=f"{tmp_path}: not a decomposable_attention model"):
         snli_alignment.main([str(SNLI), str(tmp_path)])
+
+
+def test_a_model_without_an_embedding_table_is_refused_by_name(tmp_path):
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(_text_field_embedder=SimpleNamespace())  # no `tokens` embedding to read the words from
+    with pytest.raises(SystemExit, match=f"{tmp_path}: the word read-out needs a `tokens` embedding table"):
+        snli_alignment.word_vectors(model, tmp_path)
