@@ -346,6 +346,17 @@ def _snli(epochs: int) -> List[Row]:
             label=f"{row.label}, aligning the word vectors (the encoder's output compared only)",
             overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words"},
             packages=["word_aligned_decomposable_attention"]))
+    # Level when both align the words: the one-way LSTMN's states cost the alignment 2.2. With the word added back to
+    # them (eq. 1 on x_i + a_i), does the alignment still lose by reading the LSTMN's states, or was what they lacked
+    # the word's weight beside what else they hold (they keep as much of the word as the LSTM's, and more position)?
+    for encoder in ("lstm", "lstmn"):
+        row = named(f"snli_decomposable_attention_{encoder}_encoder")
+        built.append(replace(
+            row, name=f"{row.name}_words_and_states_alignment",
+            label=f"{row.label}, aligning the word vectors plus the encoder's output (x_i + a_i)",
+            overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
+                       "model.alignment_input": "words_and_states"},
+            packages=["word_aligned_decomposable_attention"]))
     return built
 
 

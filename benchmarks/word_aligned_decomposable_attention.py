@@ -10,7 +10,9 @@ eq. 1 takes F of the embedded words, the same for every encoder, and eq. 2-4 the
     v1_i = G([a_i; beta_i]),  v2_j = G([b_j; alpha_j]), each summed over its sentence, then H (eq. 3-5)
 
 So two encoders trained in it share one kind of alignment (learned, not fixed: F is trained with the rest), and a
-gap between them that stays is not their alignment's. Everything else is `DecomposableAttention`'s: the constructor,
+gap between them that stays is not their alignment's. With `alignment_input="words_and_states"` eq. 1 takes the sum,
+e_ij = F(x_i + a_i)^T F(y_j + b_j): the encoder's states with the word added back (a residual), so the alignment sees
+both and can weigh them; whether an encoder's states then still cost the alignment is what that variant measures. Everything else is `DecomposableAttention`'s: the constructor,
 the metrics, the output (`h2p_attention` and `p2h_attention` included), so its configs change only `model.type`.
 
 Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
@@ -30,10 +32,22 @@ from allennlp_models.pair_classification.models.decomposable_attention import De
 class WordAlignedDecomposableAttention(DecomposableAttention):
     """`decomposable_attention` aligning the word vectors and comparing the encoded words (see the module's
     docstring). It takes `DecomposableAttention`'s parameters; `premise_encoder` is required (without one the two
-    models are the same) and its output size must be the word vectors' (the compare layer reads either)."""
+    models are the same) and its output size must be the word vectors' (the compare layer reads either).
 
-    def __init__(self, *args, **kwargs) -> None:
+    # Parameters
+
+    alignment_input : `str`, optional (default = `"words"`)
+        What eq. 1's F reads: `"words"`, the word vectors x_i; `"words_and_states"`, x_i + a_i.
+    """
+
+    ALIGNMENT_INPUTS = ("words", "words_and_states")
+
+    def __init__(self, *args, alignment_input: str = "words", **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        if alignment_input not in self.ALIGNMENT_INPUTS:
+            raise ConfigurationError(f"decomposable_attention_aligned_on_words: alignment_input {alignment_input!r} "
+                                     f"is not one of {self.ALIGNMENT_INPUTS}")
+        self._alignment_input = alignment_input
         if self._premise_encoder is None:
             raise ConfigurationError("decomposable_attention_aligned_on_words needs a premise_encoder; without one "
                                      "it is decomposable_attention")
@@ -57,9 +71,12 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         encoded_premise = self._premise_encoder(words_premise, premise_mask)
         encoded_hypothesis = self._hypothesis_encoder(words_hypothesis, hypothesis_mask)
 
-        # eq. 1 on the word vectors: the one change from DecomposableAttention.forward
-        similarity_matrix = self._matrix_attention(self._attend_feedforward(words_premise),
-                                                   self._attend_feedforward(words_hypothesis))
+        # eq. 1 on the word vectors (or on them plus the states): the one change from DecomposableAttention.forward
+        aligned_premise, aligned_hypothesis = words_premise, words_hypothesis
+        if self._alignment_input == "words_and_states":
+            aligned_premise, aligned_hypothesis = words_premise + encoded_premise, words_hypothesis + encoded_hypothesis
+        similarity_matrix = self._matrix_attention(self._attend_feedforward(aligned_premise),
+                                                   self._attend_feedforward(aligned_hypothesis))
         # eq. 2 over the encoded words
         p2h_attention = masked_softmax(similarity_matrix, hypothesis_mask)
         attended_hypothesis = weighted_sum(encoded_hypothesis, p2h_attention)

@@ -83,6 +83,41 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         assert torch.equal(before["h2p_attention"], after["h2p_attention"])
         assert not torch.allclose(before["label_logits"], after["label_logits"])
 
+    def test_aligning_on_the_words_and_states_sums_them_in_eq_1(self):
+        config = instrument_config()
+        config["model"]["alignment_input"] = "words_and_states"
+        torch.manual_seed(0)
+        model = Model.from_params(vocab=self.vocab, params=Params(config["model"])).eval()
+        with torch.no_grad():
+            for parameter in model.parameters():  # far from uniform attention
+                parameter.normal_(0, 0.6)
+            for instance in self.instances[:8]:
+                batch = Batch([instance])
+                batch.index_instances(self.vocab)
+                tensors = batch.as_tensor_dict()
+                output = model(**tensors)
+                x, y = (model._text_field_embedder(tensors[s]) for s in ("premise", "hypothesis"))
+                a = model._premise_encoder(x, torch.ones(x.shape[:2], dtype=torch.bool))[0]
+                b = model._premise_encoder(y, torch.ones(y.shape[:2], dtype=torch.bool))[0]
+                e = model._attend_feedforward(x + a[None])[0] @ model._attend_feedforward(y + b[None])[0].T  # eq. 1: x + a
+                beta = torch.softmax(e, dim=1) @ b
+                alpha = torch.softmax(e, dim=0).T @ a
+                v1 = model._compare_feedforward(torch.cat([a, beta], -1)[None])[0].sum(0)
+                v2 = model._compare_feedforward(torch.cat([b, alpha], -1)[None])[0].sum(0)
+                logits = model._aggregate_feedforward(torch.cat([v1, v2])[None])
+                assert torch.allclose(output["h2p_attention"][0], torch.softmax(e, dim=0).T, atol=1e-6)
+                assert torch.allclose(output["label_logits"], logits, atol=1e-5)
+            # here the encoder changes the alignment too
+            before = model(**self.dataset.as_tensor_dict())
+            for parameter in model._premise_encoder.parameters():
+                parameter.add_(torch.randn_like(parameter))
+            after = model(**self.dataset.as_tensor_dict())
+        assert not torch.allclose(before["h2p_attention"], after["h2p_attention"])
+        config = instrument_config()  # from_params consumed the last one's dict
+        config["model"]["alignment_input"] = "states"
+        with pytest.raises(ConfigurationError, match="alignment_input 'states' is not one of"):
+            Model.from_params(vocab=self.vocab, params=Params(config["model"]))
+
     def test_an_encoder_is_required_and_must_keep_the_vectors_size(self):
         for change, message in ((lambda model: model.pop("premise_encoder"), "needs a premise_encoder"),
                                 (lambda model: model["premise_encoder"].update(hidden_size=6),
