@@ -54,10 +54,12 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
             str(self.config), overrides=json.dumps(FIXED_BATCHES),
             gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})  # fixed GloVe
 
-    def test_alignment_on_the_word_vectors_comparison_on_the_encoded_words(self):
-        model = self.model.eval()
+    def check_equations_pair_by_pair(self, model, add_states: bool) -> torch.Tensor:
+        """Far from uniform attention, each of 8 pairs alone against eq. 1-5 from the model's parts (eq. 1 on x, or on
+        x + a where `add_states`); then the model's alignment on the whole sample before and after the encoder's
+        weights move, stacked."""
         with torch.no_grad():
-            for parameter in model.parameters():  # far from uniform attention
+            for parameter in model.parameters():
                 parameter.normal_(0, 0.6)
             for instance in self.instances[:8]:
                 batch = Batch([instance])
@@ -67,7 +69,8 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
                 x, y = (model._text_field_embedder(tensors[s]) for s in ("premise", "hypothesis"))
                 a = model._premise_encoder(x, torch.ones(x.shape[:2], dtype=torch.bool))[0]
                 b = model._premise_encoder(y, torch.ones(y.shape[:2], dtype=torch.bool))[0]
-                e = model._attend_feedforward(x)[0] @ model._attend_feedforward(y)[0].T  # eq. 1
+                aligned = (x + a[None], y + b[None]) if add_states else (x, y)
+                e = model._attend_feedforward(aligned[0])[0] @ model._attend_feedforward(aligned[1])[0].T  # eq. 1
                 beta = torch.softmax(e, dim=1) @ b  # eq. 2: the hypothesis read by each premise word
                 alpha = torch.softmax(e, dim=0).T @ a
                 v1 = model._compare_feedforward(torch.cat([a, beta], -1)[None])[0].sum(0)  # eq. 3-4
@@ -75,44 +78,24 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
                 logits = model._aggregate_feedforward(torch.cat([v1, v2])[None])  # eq. 5
                 assert torch.allclose(output["h2p_attention"][0], torch.softmax(e, dim=0).T, atol=1e-6)
                 assert torch.allclose(output["label_logits"], logits, atol=1e-5)
-            # the encoder changes what is compared, never the alignment
             before = model(**self.dataset.as_tensor_dict())
             for parameter in model._premise_encoder.parameters():
                 parameter.add_(torch.randn_like(parameter))
             after = model(**self.dataset.as_tensor_dict())
-        assert torch.equal(before["h2p_attention"], after["h2p_attention"])
         assert not torch.allclose(before["label_logits"], after["label_logits"])
+        return torch.stack([before["h2p_attention"], after["h2p_attention"]])
+
+    def test_alignment_on_the_word_vectors_comparison_on_the_encoded_words(self):
+        before, after = self.check_equations_pair_by_pair(self.model.eval(), add_states=False)
+        assert torch.equal(before, after)  # the encoder changes what is compared, never the alignment
 
     def test_aligning_on_the_words_and_states_sums_them_in_eq_1(self):
         config = instrument_config()
         config["model"]["alignment_input"] = "words_and_states"
         torch.manual_seed(0)
         model = Model.from_params(vocab=self.vocab, params=Params(config["model"])).eval()
-        with torch.no_grad():
-            for parameter in model.parameters():  # far from uniform attention
-                parameter.normal_(0, 0.6)
-            for instance in self.instances[:8]:
-                batch = Batch([instance])
-                batch.index_instances(self.vocab)
-                tensors = batch.as_tensor_dict()
-                output = model(**tensors)
-                x, y = (model._text_field_embedder(tensors[s]) for s in ("premise", "hypothesis"))
-                a = model._premise_encoder(x, torch.ones(x.shape[:2], dtype=torch.bool))[0]
-                b = model._premise_encoder(y, torch.ones(y.shape[:2], dtype=torch.bool))[0]
-                e = model._attend_feedforward(x + a[None])[0] @ model._attend_feedforward(y + b[None])[0].T  # eq. 1: x + a
-                beta = torch.softmax(e, dim=1) @ b
-                alpha = torch.softmax(e, dim=0).T @ a
-                v1 = model._compare_feedforward(torch.cat([a, beta], -1)[None])[0].sum(0)
-                v2 = model._compare_feedforward(torch.cat([b, alpha], -1)[None])[0].sum(0)
-                logits = model._aggregate_feedforward(torch.cat([v1, v2])[None])
-                assert torch.allclose(output["h2p_attention"][0], torch.softmax(e, dim=0).T, atol=1e-6)
-                assert torch.allclose(output["label_logits"], logits, atol=1e-5)
-            # here the encoder changes the alignment too
-            before = model(**self.dataset.as_tensor_dict())
-            for parameter in model._premise_encoder.parameters():
-                parameter.add_(torch.randn_like(parameter))
-            after = model(**self.dataset.as_tensor_dict())
-        assert not torch.allclose(before["h2p_attention"], after["h2p_attention"])
+        before, after = self.check_equations_pair_by_pair(model, add_states=True)
+        assert not torch.allclose(before, after)  # here the encoder changes the alignment too
         config = instrument_config()  # from_params consumed the last one's dict
         config["model"]["alignment_input"] = "states"
         with pytest.raises(ConfigurationError, match="alignment_input 'states' is not one of"):
