@@ -11,9 +11,11 @@ eq. 1 takes F of the embedded words, the same for every encoder, and eq. 2-4 the
 
 So two encoders trained in it share one kind of alignment (learned, not fixed: F is trained with the rest), and a
 gap between them that stays is not their alignment's. With `alignment_input="words_and_states"` eq. 1 takes the sum,
-e_ij = F(x_i + a_i)^T F(y_j + b_j): the encoder's states with the word added back (a residual), so the alignment sees
-both and can weigh them; whether an encoder's states then still cost the alignment is what that variant measures. Everything else is `DecomposableAttention`'s: the constructor,
-the metrics, the output (`h2p_attention` and `p2h_attention` included), so its configs change only `model.type`.
+e_ij = F(x_i + a_i)^T F(y_j + b_j): the encoder's states with the word added back (a residual), so the alignment
+sees both and can weigh them; whether an encoder's states then still cost the alignment is what that variant
+measures. Everything else is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output
+(`h2p_attention` and `p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for
+the variant).
 
 Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
 rows name it in `packages`; the run analyses import it with the plugins).
