@@ -357,6 +357,17 @@ def _snli(epochs: int) -> List[Row]:
             overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
                        "model.alignment_input": "words_and_states"},
             packages=["word_aligned_decomposable_attention"]))
+    # The sum leant on the word (the projected vectors 2.6 times the states' size) and F's first layer weighs both
+    # alike: with each layer-normalised first (its gain and bias learned per dimension) both enter at one size, and
+    # whether the LSTM regains its 3.2 from aligning on states, and the LSTMN not, tells the states from the balance
+    for encoder in ("lstm", "lstmn"):
+        row = named(f"snli_decomposable_attention_{encoder}_encoder")
+        built.append(replace(
+            row, name=f"{row.name}_normalised_words_and_states_alignment",
+            label=f"{row.label}, aligning the word vectors plus the encoder's output, each layer-normalised first",
+            overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
+                       "model.alignment_input": "normalised_words_and_states"},
+            packages=["word_aligned_decomposable_attention"]))
     return built
 
 

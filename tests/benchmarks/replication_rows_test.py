@@ -205,6 +205,18 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
         include_packages(replace(row, packages=["os"]))
 
 
+@pytest.mark.parametrize("encoder", ["lstm", "lstmn"])
+def test_the_evened_rows_align_the_normalised_words_and_states(encoder, monkeypatch):
+    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_normalised_words_and_states_alignment",
+                            monkeypatch)
+    _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
+    assert built.model._alignment_input == "normalised_words_and_states"
+    assert row.packages == ["word_aligned_decomposable_attention"]
+    assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
+            == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
+    assert [parameter.shape for parameter in built.model._evened_sum.parameters()] == [(200,)] * 4
+
+
 @pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])
 def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_the_word_vectors(encoder, monkeypatch):
     row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_word_alignment", monkeypatch)
