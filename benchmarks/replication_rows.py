@@ -349,25 +349,19 @@ def _snli(epochs: int) -> List[Row]:
     # Level when both align the words: the one-way LSTMN's states cost the alignment 2.2. With the word added back to
     # them (eq. 1 on x_i + a_i), does the alignment still lose by reading the LSTMN's states, or was what they lacked
     # the word's weight beside what else they hold (they keep as much of the word as the LSTM's, and more position)?
-    for encoder in ("lstm", "lstmn"):
-        row = named(f"snli_decomposable_attention_{encoder}_encoder")
-        built.append(replace(
-            row, name=f"{row.name}_words_and_states_alignment",
-            label=f"{row.label}, aligning the word vectors plus the encoder's output (x_i + a_i)",
-            overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
-                       "model.alignment_input": "words_and_states"},
-            packages=["word_aligned_decomposable_attention"]))
     # The sum leant on the word (the projected vectors 2.6 times the states' size) and F's first layer weighs both
     # alike: with each layer-normalised first (its gain and bias learned per dimension) both enter at one size, and
     # whether the LSTM regains its 3.2 from aligning on states, and the LSTMN not, tells the states from the balance
-    for encoder in ("lstm", "lstmn"):
-        row = named(f"snli_decomposable_attention_{encoder}_encoder")
-        built.append(replace(
-            row, name=f"{row.name}_normalised_words_and_states_alignment",
-            label=f"{row.label}, aligning the word vectors plus the encoder's output, each layer-normalised first",
-            overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
-                       "model.alignment_input": "normalised_words_and_states"},
-            packages=["word_aligned_decomposable_attention"]))
+    for alignment_input, aligned in (
+            ("words_and_states", "the word vectors plus the encoder's output (x_i + a_i)"),
+            ("normalised_words_and_states", "the word vectors plus the encoder's output, each layer-normalised first")):
+        for encoder in ("lstm", "lstmn"):
+            row = named(f"snli_decomposable_attention_{encoder}_encoder")
+            built.append(replace(
+                row, name=f"{row.name}_{alignment_input}_alignment", label=f"{row.label}, aligning {aligned}",
+                overrides={**row.overrides, "model.type": "decomposable_attention_aligned_on_words",
+                           "model.alignment_input": alignment_input},
+                packages=["word_aligned_decomposable_attention"]))
     return built
 
 

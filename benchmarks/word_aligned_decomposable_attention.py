@@ -9,17 +9,17 @@ eq. 1 takes F of the embedded words, the same for every encoder, and eq. 2-4 the
     beta_i = sum_j softmax_j(e_ij) b_j,  alpha_j = sum_i softmax_i(e_ij) a_i      eq. 2; a_i, b_j the encoder's outputs
     v1_i = G([a_i; beta_i]),  v2_j = G([b_j; alpha_j]), each summed over its sentence, then H (eq. 3-5)
 
-So two encoders trained in it share one kind of alignment (learned, not fixed: F is trained with the rest), and a
-gap between them that stays is not their alignment's. With `alignment_input="words_and_states"` eq. 1 takes the sum,
-e_ij = F(x_i + a_i)^T F(y_j + b_j): the encoder's states with the word added back (a residual), so the alignment
-sees both and can weigh them; whether an encoder's states then still cost the alignment is what that variant
-measures. F's first layer weighs x_i and a_i alike there, so the larger of the two leads the sum (the projected word
-vectors were 2.6 times the states' size in the rows trained with it); `alignment_input="normalised_words_and_states"`
-evens them first, e_ij = F(N_x(x_i) + N_a(a_i))^T F(N_x(y_j) + N_a(b_j)), N_x and N_a two layer norms (Ba et al. 2016;
-one for the words, one for the states, each with its learned gain and bias per dimension): both enter at one size
-and training sets their weights. Everything else is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output
-(`h2p_attention` and `p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for
-the variant).
+So two encoders trained in it share one kind of alignment (learned, not fixed: F is trained with the rest), and a gap
+between them that stays is not their alignment's. With `alignment_input="words_and_states"` eq. 1 takes the sum, e_ij
+= F(x_i + a_i)^T F(y_j + b_j): the encoder's states with the word added back (a residual), so the alignment sees both
+and can weigh them; whether an encoder's states then still cost the alignment is what that variant measures. F's
+first layer weighs x_i and a_i alike there, so the larger of the two leads the sum (the projected word vectors were
+2.6 times the states' size in the rows trained with it); `alignment_input="normalised_words_and_states"` evens them
+first, e_ij = F(N_x(x_i) + N_a(a_i))^T F(N_x(y_j) + N_a(b_j)), N_x and N_a two layer norms (Ba et al. 2016; one for
+the words, one for the states, each with its learned gain and bias per dimension): both enter at one size and
+training sets their weights. Everything else is `DecomposableAttention`'s: the constructor's other parameters, the
+metrics, the output (`h2p_attention` and `p2h_attention` included), so its configs change only `model.type` (and
+`alignment_input` for the variant).
 
 Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
 rows name it in `packages`; the run analyses import it with the plugins).
