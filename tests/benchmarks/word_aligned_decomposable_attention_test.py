@@ -2,6 +2,7 @@
 it trains, saves and loads (AllenNLP's ModelTestCase), a pair alone is the same pair in a padded batch, its alignment
 is Parikh et al.'s eq. 1 on the word vectors (untouched by the encoder) and its comparison eq. 2-5 on the encoder's
 outputs, worked pair by pair from the model's parts."""
+import copy
 import json
 import sys
 
@@ -22,9 +23,11 @@ import word_aligned_decomposable_attention  # noqa: E402,F401  (registers the mo
 FIXED_BATCHES = {"data_loader.batch_sampler.shuffle": False, "data_loader.batch_sampler.padding_noise": 0.0}
 
 
-def instrument_config() -> dict:
+def instrument_config(alignment_input: str = None) -> dict:
     config = shrunk_decomposable_attention_config()
     config["model"]["type"] = "decomposable_attention_aligned_on_words"
+    if alignment_input is not None:
+        config["model"]["alignment_input"] = alignment_input
     config["trainer"]["num_epochs"] = 1
     return config
 
@@ -50,13 +53,16 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
                 words = len(instance["hypothesis"].tokens), len(instance["premise"].tokens)
                 assert torch.allclose(alone["h2p_attention"][0], batched["h2p_attention"][k, :words[0], :words[1]],
                                       atol=1e-6)
+        self.train_save_and_load(self.config)
+
+    def train_save_and_load(self, config_path) -> None:
         self.ensure_model_can_train_save_and_load(
-            str(self.config), overrides=json.dumps(FIXED_BATCHES),
+            str(config_path), overrides=json.dumps(FIXED_BATCHES),
             gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})  # fixed GloVe
 
     def check_equations_pair_by_pair(self, model, aligned_input) -> torch.Tensor:
         """Far from uniform attention, each of 8 pairs alone against eq. 1-5 from the model's parts (eq. 1 on
-        `aligned_input(model, x, a)` of each sentence's word vectors x and states a); then the model's alignment on the
+        `aligned_input(x, a)` of each sentence's word vectors x and states a); then the model's alignment on the
         whole sample before and after the encoder's weights move, stacked."""
         with torch.no_grad():
             for parameter in model.parameters():
@@ -69,7 +75,7 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
                 x, y = (model._text_field_embedder(tensors[s]) for s in ("premise", "hypothesis"))
                 a = model._premise_encoder(x, torch.ones(x.shape[:2], dtype=torch.bool))[0]
                 b = model._premise_encoder(y, torch.ones(y.shape[:2], dtype=torch.bool))[0]
-                aligned = aligned_input(model, x, a[None]), aligned_input(model, y, b[None])
+                aligned = aligned_input(x, a[None]), aligned_input(y, b[None])
                 e = model._attend_feedforward(aligned[0])[0] @ model._attend_feedforward(aligned[1])[0].T  # eq. 1
                 beta = torch.softmax(e, dim=1) @ b  # eq. 2: the hypothesis read by each premise word
                 alpha = torch.softmax(e, dim=0).T @ a
@@ -86,26 +92,22 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         return torch.stack([before["h2p_attention"], after["h2p_attention"]])
 
     def test_alignment_on_the_word_vectors_comparison_on_the_encoded_words(self):
-        before, after = self.check_equations_pair_by_pair(self.model.eval(), lambda model, x, a: x)
+        before, after = self.check_equations_pair_by_pair(self.model.eval(), lambda x, a: x)
         assert torch.equal(before, after)  # the encoder changes what is compared, never the alignment
 
     def test_aligning_on_the_words_and_states_sums_them_in_eq_1(self):
-        config = instrument_config()
-        config["model"]["alignment_input"] = "words_and_states"
         torch.manual_seed(0)
-        model = Model.from_params(vocab=self.vocab, params=Params(config["model"])).eval()
-        before, after = self.check_equations_pair_by_pair(model, lambda model, x, a: x + a)
+        model = Model.from_params(vocab=self.vocab, params=Params(instrument_config("words_and_states")["model"]))
+        before, after = self.check_equations_pair_by_pair(model.eval(), lambda x, a: x + a)
         assert not torch.allclose(before, after)  # here the encoder changes the alignment too
-        config = instrument_config()  # from_params consumed the last one's dict
-        config["model"]["alignment_input"] = "states"
         with pytest.raises(ConfigurationError, match="alignment_input 'states' is not one of"):
-            Model.from_params(vocab=self.vocab, params=Params(config["model"]))
+            Model.from_params(vocab=self.vocab, params=Params(instrument_config("states")["model"]))
 
     def test_aligning_on_the_normalised_words_and_states_evens_them_in_eq_1(self):
-        config = instrument_config()
-        config["model"]["alignment_input"] = "normalised_words_and_states"
+        config = instrument_config("normalised_words_and_states")
         torch.manual_seed(0)
-        model = Model.from_params(vocab=self.vocab, params=Params(config["model"])).eval()
+        # a copy: from_params consumes its dict, and the config is written out below
+        model = Model.from_params(vocab=self.vocab, params=Params(copy.deepcopy(config["model"]))).eval()
 
         def layer_norm(v, gain, bias):  # Ba et al.'s, written out: each vector to mean 0 and variance 1, then gain, bias
             centred = v - v.mean(-1, keepdim=True)
@@ -113,8 +115,8 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
 
         evened = model._evened_sum
         before, after = self.check_equations_pair_by_pair(
-            model, lambda model, x, a: (layer_norm(x, evened.word_gain, evened.word_bias)
-                                        + layer_norm(a, evened.state_gain, evened.state_bias)))
+            model, lambda x, a: (layer_norm(x, evened.word_gain, evened.word_bias)
+                                 + layer_norm(a, evened.state_gain, evened.state_bias)))
         assert not torch.allclose(before, after)
         tensors = self.dataset.as_tensor_dict()
         # both norms are trained with the rest
@@ -123,13 +125,9 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         for parameter in evened.parameters():
             assert parameter.grad.abs().sum() > 0
         # and it trains, saves and loads with them
-        config = instrument_config()
-        config["model"]["alignment_input"] = "normalised_words_and_states"
         variant = self.TEST_DIR / "normalised.json"
         variant.write_text(json.dumps(config))
-        self.ensure_model_can_train_save_and_load(
-            str(variant), overrides=json.dumps(FIXED_BATCHES),
-            gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})
+        self.train_save_and_load(variant)
 
     def test_an_encoder_is_required_and_must_keep_the_vectors_size(self):
         for change, message in ((lambda model: model.pop("premise_encoder"), "needs a premise_encoder"),
