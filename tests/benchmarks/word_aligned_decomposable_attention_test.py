@@ -109,7 +109,7 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         # a copy: from_params consumes its dict, and the config is written out below
         model = Model.from_params(vocab=self.vocab, params=Params(copy.deepcopy(config["model"]))).eval()
 
-        def layer_norm(v, gain, bias):  # Ba et al.'s, written out: each vector to mean 0 and variance 1, then gain, bias
+        def layer_norm(v, gain, bias):  # Ba et al.'s, written out: each vector to mean 0, variance 1; gain, bias
             centred = v - v.mean(-1, keepdim=True)
             return centred / (centred.pow(2).mean(-1, keepdim=True) + 1e-5).sqrt() * gain + bias
 
