@@ -17,9 +17,16 @@ first layer weighs x_i and a_i alike there, so the larger of the two leads the s
 2.6 times the states' size in the rows trained with it); `alignment_input="normalised_words_and_states"` evens them
 first, e_ij = F(N_x(x_i) + N_a(a_i))^T F(N_x(y_j) + N_a(b_j)), N_x and N_a two layer norms (Ba et al. 2016; one for
 the words, one for the states, each with its learned gain and bias per dimension): both enter at one size and
-training sets their weights. Everything else is `DecomposableAttention`'s: the constructor's other parameters, the
-metrics, the output (`h2p_attention` and `p2h_attention` included), so its configs change only `model.type` (and
-`alignment_input` for the variant).
+training sets their weights. `alignment_input="position_erased_states"` aligns the states, as allennlp-models'
+model does, but with their position's direction projected out first: e_ij = F(P a_i)^T F(P b_j), P = I - u u^T, u the
+unit vector of Cov(a, i) (a a word's state, i its place in its sentence, from 1, over the words of both sentences).
+Since Cov(P a, i) = P Cov(a, i) = 0, no linear read-out of P a predicts i better than i's mean (Belrose et al. 2023's
+condition for linear concept erasure; theirs is the oblique projection that moves a least, this the orthogonal one);
+what position a state holds nonlinearly stays. Cov(a, i) is estimated as batch norm's statistics are: from each
+training batch's words, without gradient, as a running average (momentum 0.1, the first batch's taken as it is), used
+in training after the update and fixed in evaluation, so a pair's alignment does not depend on its batch. Everything
+else is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output (`h2p_attention` and
+`p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for the variants).
 
 Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
 rows name it in `packages`; the run analyses import it with the plugins).
@@ -53,6 +60,37 @@ class EvenedSum(torch.nn.Module):
                 + layer_norm(states, shape, self.state_gain, self.state_bias, self.eps))
 
 
+class PositionErasure(torch.nn.Module):
+    """P a = a - (a . u) u, u = Cov(a, i) / |Cov(a, i)|: the direction of a word's state a that covaries with its
+    position i projected out, so that Cov(P a, i) = 0 (see the module's docstring). Cov(a, i) is a buffer (saved
+    with the weights): `update` moves it toward a batch's estimate (momentum 0.1; the first batch's taken as it is),
+    without gradient, as batch norm's running statistics; before any update it is zero and P the identity."""
+
+    def __init__(self, dim: int, momentum: float = 0.1) -> None:
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("covariance", torch.zeros(dim))
+        self.register_buffer("estimated", torch.tensor(False))
+
+    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
+        """Cov(a, i) over the unmasked words of each (batch, words, dim) tensor of states, pooled; padding is at
+        the end of a sentence, so a word's index in its row is its position."""
+        with torch.no_grad():
+            words = torch.cat([s[m] for s, m in zip(states, masks)])
+            positions = torch.cat([torch.arange(1, m.size(1) + 1, dtype=s.dtype, device=s.device).expand(m.shape)[m]
+                                   for s, m in zip(states, masks)])
+            batch = ((words - words.mean(0)) * (positions - positions.mean())[:, None]).mean(0)
+            if bool(self.estimated):
+                self.covariance.lerp_(batch, self.momentum)
+            else:
+                self.covariance.copy_(batch)
+                self.estimated.fill_(True)
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        u = self.covariance / self.covariance.norm().clamp(min=1e-12)
+        return states - (states @ u).unsqueeze(-1) * u
+
+
 @Model.register("decomposable_attention_aligned_on_words")
 class WordAlignedDecomposableAttention(DecomposableAttention):
     """`decomposable_attention` aligning the word vectors and comparing the encoded words (see the module's
@@ -63,10 +101,11 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
 
     alignment_input : `str`, optional (default = `"words"`)
         What eq. 1's F reads: `"words"`, the word vectors x_i; `"words_and_states"`, x_i + a_i;
-        `"normalised_words_and_states"`, N_x(x_i) + N_a(a_i), each layer-normalised first.
+        `"normalised_words_and_states"`, N_x(x_i) + N_a(a_i), each layer-normalised first; `"position_erased_states"`,
+        P a_i, the states with their position's direction projected out.
     """
 
-    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states")
+    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states", "position_erased_states")
 
     def __init__(self, *args, alignment_input: str = "words", **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -85,6 +124,8 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         if alignment_input == "normalised_words_and_states":
             # made after DecomposableAttention's initializer ran, so they start as layer norm does: gain 1, bias 0
             self._evened_sum = EvenedSum(self._text_field_embedder.get_output_dim())
+        if alignment_input == "position_erased_states":
+            self._position_erasure = PositionErasure(self._text_field_embedder.get_output_dim())
 
     def forward(  # type: ignore
         self,
@@ -100,13 +141,19 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         encoded_premise = self._premise_encoder(words_premise, premise_mask)
         encoded_hypothesis = self._hypothesis_encoder(words_hypothesis, hypothesis_mask)
 
-        # eq. 1 on the word vectors (or on them plus the states): the one change from DecomposableAttention.forward
+        # eq. 1 on the word vectors (or on them plus the states, or on the states less their position): the one
+        # change from DecomposableAttention.forward
         aligned_premise, aligned_hypothesis = words_premise, words_hypothesis
         if self._alignment_input == "words_and_states":
             aligned_premise, aligned_hypothesis = words_premise + encoded_premise, words_hypothesis + encoded_hypothesis
         elif self._alignment_input == "normalised_words_and_states":
             aligned_premise = self._evened_sum(words_premise, encoded_premise)
             aligned_hypothesis = self._evened_sum(words_hypothesis, encoded_hypothesis)
+        elif self._alignment_input == "position_erased_states":
+            if self.training:
+                self._position_erasure.update([encoded_premise, encoded_hypothesis], [premise_mask, hypothesis_mask])
+            aligned_premise = self._position_erasure(encoded_premise)
+            aligned_hypothesis = self._position_erasure(encoded_hypothesis)
         similarity_matrix = self._matrix_attention(self._attend_feedforward(aligned_premise),
                                                    self._attend_feedforward(aligned_hypothesis))
         # eq. 2 over the encoded words

@@ -217,6 +217,20 @@ def test_the_evened_rows_align_the_normalised_words_and_states(encoder, monkeypa
     assert [parameter.shape for parameter in built.model._evened_sum.parameters()] == [(200,)] * 4
 
 
+@pytest.mark.parametrize("encoder", ["lstm", "lstmn"])
+def test_the_position_erased_rows_align_the_states_less_their_position(encoder, monkeypatch):
+    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_position_erased_states_alignment",
+                            monkeypatch)
+    _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
+    assert built.model._alignment_input == "position_erased_states"
+    assert row.packages == ["word_aligned_decomposable_attention"]
+    assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
+            == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
+    # no parameter added: the erasure's one statistic is a buffer
+    assert (sum(p.numel() for p in built.model.parameters()) == sum(p.numel() for p in reference.model.parameters()))
+    assert built.model._position_erasure.covariance.shape == (200,)
+
+
 @pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])
 def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_the_word_vectors(encoder, monkeypatch):
     row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_word_alignment", monkeypatch)

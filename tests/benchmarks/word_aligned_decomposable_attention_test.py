@@ -5,6 +5,7 @@ outputs, worked pair by pair from the model's parts."""
 import copy
 import json
 import sys
+from unittest import mock
 
 import pytest
 import torch
@@ -56,9 +57,22 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         self.train_save_and_load(self.config)
 
     def train_save_and_load(self, config_path) -> None:
-        self.ensure_model_can_train_save_and_load(
-            str(config_path), overrides=json.dumps(FIXED_BATCHES),
-            gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})  # fixed GloVe
+        check_gradients = self.check_model_computes_gradients_correctly
+
+        def with_buffers_kept(model, *args, **kwargs):
+            # the gradient check runs a training-mode forward on the trained model, which moves a running estimate
+            # (the position erasure's, as it would batch norm's) in it and not in the loaded one; put back, so the
+            # two are compared in the state that was saved
+            buffers = {name: buffer.clone() for name, buffer in model.named_buffers()}
+            check_gradients(model, *args, **kwargs)
+            with torch.no_grad():
+                for name, buffer in model.named_buffers():
+                    buffer.copy_(buffers[name])
+
+        with mock.patch.object(self, "check_model_computes_gradients_correctly", with_buffers_kept):
+            self.ensure_model_can_train_save_and_load(
+                str(config_path), overrides=json.dumps(FIXED_BATCHES),
+                gradients_to_ignore={"_text_field_embedder.token_embedder_tokens.weight"})  # fixed GloVe
 
     def check_equations_pair_by_pair(self, model, aligned_input) -> torch.Tensor:
         """Far from uniform attention, each of 8 pairs alone against eq. 1-5 from the model's parts (eq. 1 on
@@ -127,6 +141,77 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         # and it trains, saves and loads with them
         variant = self.TEST_DIR / "normalised.json"
         variant.write_text(json.dumps(config))
+        self.train_save_and_load(variant)
+
+    def test_aligning_on_the_position_erased_states_projects_position_out_in_eq_1(self):
+        config = instrument_config("position_erased_states")
+        torch.manual_seed(0)
+        model = Model.from_params(vocab=self.vocab, params=Params(copy.deepcopy(config["model"])))
+        erasure = model._position_erasure
+        tensors = self.dataset.as_tensor_dict()
+
+        def states(model):  # each sentence's states, mask and the positions of its words, from 1
+            out = []
+            for sentence in ("premise", "hypothesis"):
+                mask = tensors[sentence]["tokens"]["tokens"] != 0
+                a = model._premise_encoder(model._text_field_embedder(tensors[sentence]), mask)
+                out.append((a, mask, torch.arange(1, mask.size(1) + 1).expand(mask.shape)))
+            return out
+
+        def position_r2(vectors, positions):
+            # in-sample least squares of i on [vector, 1]; P a has one direction of float32 rounding only, which a
+            # least-squares fit without a cut-off would blow up, so singular values below 1e-6 of the largest go
+            design = torch.cat([vectors, torch.ones(len(vectors), 1)], 1).double()
+            target = positions.double()
+            fit = design @ torch.linalg.lstsq(design, target[:, None], rcond=1e-6, driver="gelsd").solution
+            return 1 - float(((target - fit[:, 0]) ** 2).sum() / ((target - target.mean()) ** 2).sum())
+
+        # before any training batch P is the identity; eval does not estimate
+        with torch.no_grad():
+            model.eval()(**tensors)
+        assert not erasure.estimated and torch.equal(erasure.covariance, torch.zeros(8))
+        # a training batch estimates Cov(a, i) over both sentences' words (written out) and P removes all of it: no
+        # linear read-out of P a predicts a word's position on that batch, where one of a does
+        model.train()
+        with torch.no_grad():
+            model(**tensors)
+            words = states(model)
+            a = torch.cat([s[m] for s, m, _ in words])
+            i = torch.cat([p[m] for _, m, p in words]).float()
+            covariance = ((a - a.mean(0)) * (i - i.mean())[:, None]).mean(0)
+            assert torch.allclose(erasure.covariance, covariance, atol=1e-6)
+            assert position_r2(a, i) > 0.2
+            erased = erasure(a)
+            assert (erased - erased.mean(0)).mul((i - i.mean())[:, None]).mean(0).abs().max() < 1e-6  # Cov(P a, i)
+            assert abs(position_r2(erased, i)) < 1e-6
+            u = covariance / covariance.norm()
+            assert torch.allclose(erasure(a), a - (a @ u)[:, None] * u, atol=1e-6)
+            # later batches move it as a running average (momentum 0.1)
+            model(**tensors)
+            assert torch.allclose(erasure.covariance, covariance, atol=1e-6)  # the same batch: the same estimate
+            erasure.update([a[None] * 2], [torch.ones(1, len(a), dtype=torch.bool)])
+            pooled = ((2 * a - 2 * a.mean(0)) * (torch.arange(1., len(a) + 1) - (len(a) + 1) / 2)[:, None]).mean(0)
+            assert torch.allclose(erasure.covariance, 0.9 * covariance + 0.1 * pooled, atol=1e-5)
+        # eq. 1 on P a_i and P b_j, eq. 2-5 on a_i and b_j, pair by pair, with the estimate fixed in evaluation
+        before, after = self.check_equations_pair_by_pair(
+            model.eval(), lambda x, a: a - (a @ (erasure.covariance / erasure.covariance.norm())).unsqueeze(-1)
+            * (erasure.covariance / erasure.covariance.norm()))
+        assert not torch.allclose(before, after)
+        # the estimate is saved with the weights; it trains, saves and loads, and a pair alone is itself in a batch
+        assert "_position_erasure.covariance" in model.state_dict()
+        variant = self.TEST_DIR / "position_erased.json"
+        variant.write_text(json.dumps(config))
+        self.set_up_model(str(variant), str(REPO_ROOT / SNLI_SAMPLE), seed=0)
+        self.model.train()
+        self.model(**self.dataset.as_tensor_dict())
+        self.model.eval()
+        with torch.no_grad():
+            batched = self.model(**self.dataset.as_tensor_dict())
+            for k, instance in enumerate(self.instances):
+                single = Batch([instance])
+                single.index_instances(self.vocab)
+                alone = self.model(**single.as_tensor_dict())
+                assert torch.allclose(alone["label_logits"][0], batched["label_logits"][k], rtol=1e-5, atol=1e-5)
         self.train_save_and_load(variant)
 
     def test_an_encoder_is_required_and_must_keep_the_vectors_size(self):
