@@ -16,8 +16,10 @@ premise's i-th vector, b_j the hypothesis's j-th, each the encoder's output wher
   the premise's words by their own position.
 
 And per run, how much of a premise word's position (i, from 1) is linearly written in its vectors: the R² of a
-least-squares read-out of i (with an intercept) from a_i, and from F(a_i), fitted on the words of every other pair
-(the first, third, ...) and scored on the words of the rest. A state that counts its steps (an intra-attention over
+least-squares read-out of i (with an intercept) from a_i, from F's input (what eq. 1's F reads: a_i in
+allennlp-models' model, another vector in the variants of `word_aligned_decomposable_attention.py`, e.g. a_i with its
+position projected out) and from F(a_i) (F's output), fitted on the words of every other pair (the first, third, ...)
+and scored on the words of the rest. A state that counts its steps (an intra-attention over
 a tape that grows with t) reads high; F amplifying it is what turns position into alignment. The same read-out of
 the word itself: its row of the embedding table (the GloVe vector, before any projection; the same target for every
 run), all its dimensions at once (R² = 1 - the residual's summed squares over the target's, about its mean): how
@@ -91,14 +93,16 @@ class LinearReadout:
         total = scored["yy"] - scored["y"] @ scored["y"] / scored["n"]
         if total <= 0:
             return None
-        # a pseudo-inverse: vectors that span fewer dimensions than they have (a unit never used) still fit
-        w = torch.linalg.pinv(fit["xx"], hermitian=True) @ fit["xy"]  # (inputs + 1, targets)
+        # a pseudo-inverse: vectors that span fewer dimensions than they have (a unit never used, or a direction
+        # projected out, which float32 rounding leaves at 1e-7 of the rest and an exact inverse would blow up) still
+        # fit; x x^T's eigenvalues below 1e-10 of the largest (x's singular values below 1e-5) are dropped
+        w = torch.linalg.pinv(fit["xx"], rtol=1e-10, hermitian=True) @ fit["xy"]  # (inputs + 1, targets)
         # sum over the words of |y - x w|^2 = sum y^2 - 2 tr(w^T x^T y) + tr(w^T x^T x w)
         residual = scored["yy"] - 2 * (w * scored["xy"]).sum() + (w * (scored["xx"] @ w)).sum()
         return float(1 - residual / total)
 
 
-READOUTS = ("a_i", "F(a_i)")  # the vectors a premise word's position and identity are read from
+READOUTS = ("a_i", "F's input", "F(a_i)")  # the vectors a premise word's position and identity are read from
 TARGETS = {"position R²": "a premise word's position", "word R²": "a premise word's own GloVe vector"}
 
 
@@ -123,11 +127,17 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
     sums: Dict[str, Dict[str, List[float]]] = {name: collections.defaultdict(lambda: [0.0, 0])
                                                for name in STATISTICS}
     features: List[torch.Tensor] = []  # F's outputs: the premise's, then the hypothesis's, per forward
+    attended: List[torch.Tensor] = []  # F's inputs, the same way
     encoded: List[torch.Tensor] = []  # a_i and b_j: the encoder's outputs, or the embedder's where there is none
     sentence_encoder = getattr(model, "_premise_encoder", None)
     if sentence_encoder is None:
         sentence_encoder = model._text_field_embedder
-    hooks = [attend.register_forward_hook(lambda module, inputs, output: features.append(output)),
+
+    def keep_attend(module, inputs, output) -> None:  # returns None: a hook's return value would replace the output
+        attended.append(inputs[0])
+        features.append(output)
+
+    hooks = [attend.register_forward_hook(keep_attend),
              sentence_encoder.register_forward_hook(lambda module, inputs, output: encoded.append(output))]
     readouts = {target: {name: LinearReadout() for name in READOUTS} for target in TARGETS}
     glove = word_vectors(model, run)
@@ -143,6 +153,7 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
         with torch.no_grad():
             for chunk, tensors in tensor_batches(model, instances, batch_size):
                 features.clear()
+                attended.clear()
                 encoded.clear()
                 output = model(**tensors)
                 if len(features) != 2 or len(encoded) != 2 or "h2p_attention" not in output:
@@ -158,7 +169,7 @@ def alignment(run: Path, pairs: str, batch_size: int = 64) -> Dict[str, object]:
                     n = len(premise)
                     places = torch.arange(n, dtype=weights.dtype) / max(n - 1, 1)
                     words = glove(tensors["premise"]["tokens"]["tokens"][k, :n])
-                    for name, vectors in zip(READOUTS, (encoded[0], premise_features)):
+                    for name, vectors in zip(READOUTS, (encoded[0], attended[0], premise_features)):
                         readouts["position R²"][name].add((seen + k) % 2, vectors[k, :n], torch.arange(1, n + 1))
                         readouts["word R²"][name].add((seen + k) % 2, vectors[k, :n], words)
                     for i in range(n):

@@ -44,13 +44,17 @@ def reference(model, instances) -> dict:
         tensors = batch.as_tensor_dict()
         with torch.no_grad():
             output = model(**tensors)
-            features, encoded = {}, {}
+            features, encoded, aligned = {}, {}, {}
             for sentence in ("premise", "hypothesis"):
-                vectors = model._text_field_embedder(tensors[sentence])
+                embedded = model._text_field_embedder(tensors[sentence])
+                vectors = embedded
                 if model._premise_encoder is not None:
-                    vectors = model._premise_encoder(vectors, get_text_field_mask(tensors[sentence]))
+                    vectors = model._premise_encoder(embedded, get_text_field_mask(tensors[sentence]))
                 encoded[sentence] = vectors[0]
-                features[sentence] = model._attend_feedforward(vectors)[0]
+                # what eq. 1 reads: the encoded words, or the word vectors in the word-aligned instrument
+                aligned[sentence] = embedded if getattr(model, "_alignment_input", None) == "words" else vectors
+                features[sentence] = model._attend_feedforward(aligned[sentence])[0]
+                aligned[sentence] = aligned[sentence][0]
         right += int(output["label_logits"].argmax(-1) == tensors["label"])
         premise = [token.text.lower() for token in instance["premise"].tokens]
         hypothesis = [token.text.lower() for token in instance["hypothesis"].tokens]
@@ -58,7 +62,8 @@ def reference(model, instances) -> dict:
         ids = tensors["premise"]["tokens"]["tokens"][0]
         for i in range(n):
             put("‖F(a_i)‖", i + 1, torch.linalg.vector_norm(features["premise"][i]))
-            for name, vectors in zip(snli_alignment.READOUTS, (encoded["premise"], features["premise"])):
+            for name, vectors in zip(snli_alignment.READOUTS,
+                                     (encoded["premise"], aligned["premise"], features["premise"])):
                 words[name][index % 2].append((vectors[i].double().numpy(), i + 1, table[ids[i]].double().numpy()))
         for j, word in enumerate(hypothesis):
             weights = output["h2p_attention"][0, j]
@@ -74,7 +79,7 @@ def reference(model, instances) -> dict:
         for target, column in (("position R²", 1), ("word R²", 2)):
             x = numpy.array([numpy.append(word[0], 1.0) for word in fit])
             y = numpy.array([word[column] for word in fit], dtype=float)
-            w = numpy.linalg.lstsq(x, y, rcond=None)[0]
+            w = numpy.linalg.lstsq(x, y, rcond=1e-5)[0]  # the script's cut-off, on x's singular values
             x = numpy.array([numpy.append(word[0], 1.0) for word in scored])
             y = numpy.array([word[column] for word in scored], dtype=float)
             r2[target][name] = 1 - ((y - x @ w) ** 2).sum() / ((y - y.mean(axis=0)) ** 2).sum()
@@ -179,6 +184,41 @@ def test_the_linear_readout_scores_held_out_words_over_all_target_dimensions():
     assert -0.1 < readouts["noise"].r2() < 0.0  # fitted noise predicts held-out noise worse than its mean
     assert 0.4 < readouts["half"].r2() < 0.52  # the dimensions pooled: the explained share of the summed variance
     assert snli_alignment.LinearReadout().r2() is None
+
+
+def test_a_direction_at_rounding_size_is_not_read():
+    # a position projected out of the vectors leaves float32 rounding along its direction; the read-out must not
+    # fit the target through it. Here that direction carries the target exactly, at 1e-6 of the vectors' spread
+    generator = torch.Generator().manual_seed(0)
+    vectors = torch.randn(400, 6, dtype=torch.double, generator=generator)
+    position = torch.arange(400, dtype=torch.double) % 17
+    u = torch.tensor([1.0, 0, 0, 0, 0, 0], dtype=torch.double)
+    erased = vectors - (vectors @ u)[:, None] * u + 1e-6 * (position - position.mean())[:, None] * u / position.std()
+    kept = erased + 1e-3 * (position - position.mean())[:, None] * u / position.std()  # well above it: read
+    readouts = {name: snli_alignment.LinearReadout() for name in ("erased", "kept")}
+    for index in range(0, 400, 50):
+        for name, vectors in (("erased", erased), ("kept", kept)):
+            readouts[name].add((index // 50) % 2, vectors[index:index + 50], position[index:index + 50])
+    assert -0.1 < readouts["erased"].r2() < 0.02
+    assert readouts["kept"].r2() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_fs_input_is_what_eq_1_reads(tmp_path):
+    # the word-aligned instrument: F reads the word vectors, not the encoder's states, and the read-out follows
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import word_aligned_decomposable_attention  # noqa: F401  (registers the model)
+    from tests.benchmarks.saved_models import save_with_random_weights, shrunk_decomposable_attention_config
+
+    config = shrunk_decomposable_attention_config()
+    config["model"]["type"] = "decomposable_attention_aligned_on_words"
+    model, instances = save_with_random_weights(tmp_path, config, str(SNLI), seed=5)
+    result = snli_alignment.alignment(tmp_path, str(SNLI))
+    expected = reference(model, instances)
+    for target in snli_alignment.TARGETS:
+        for name in snli_alignment.READOUTS:
+            assert result[target][name] == pytest.approx(expected[target][name], abs=1e-6)
+    # and it is not a_i's: the states (a random LSTMN's) and the projected word vectors read differently
+    assert result["word R²"]["F's input"] > result["word R²"]["a_i"] + 0.05  # here 0.24 against 0.13
 
 
 def test_a_model_that_is_not_decomposable_attention_is_refused(tmp_path):
