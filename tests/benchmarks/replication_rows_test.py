@@ -206,29 +206,21 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
 
 
 @pytest.mark.parametrize("encoder", ["lstm", "lstmn"])
-def test_the_evened_rows_align_the_normalised_words_and_states(encoder, monkeypatch):
-    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_normalised_words_and_states_alignment",
-                            monkeypatch)
+@pytest.mark.parametrize("alignment_input", ["normalised_words_and_states", "position_erased_states"])
+def test_the_evened_and_position_erased_rows_keep_their_rows_encoder(encoder, alignment_input, monkeypatch):
+    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_{alignment_input}_alignment", monkeypatch)
     _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
-    assert built.model._alignment_input == "normalised_words_and_states"
+    assert built.model._alignment_input == alignment_input
     assert row.packages == ["word_aligned_decomposable_attention"]
     assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
             == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
-    assert [parameter.shape for parameter in built.model._evened_sum.parameters()] == [(200,)] * 4
-
-
-@pytest.mark.parametrize("encoder", ["lstm", "lstmn"])
-def test_the_position_erased_rows_align_the_states_less_their_position(encoder, monkeypatch):
-    row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_position_erased_states_alignment",
-                            monkeypatch)
-    _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
-    assert built.model._alignment_input == "position_erased_states"
-    assert row.packages == ["word_aligned_decomposable_attention"]
-    assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
-            == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
-    # no parameter added: the erasure's one statistic is a buffer
-    assert (sum(p.numel() for p in built.model.parameters()) == sum(p.numel() for p in reference.model.parameters()))
-    assert built.model._position_erasure.covariance.shape == (200,)
+    added = sum(p.numel() for p in built.model.parameters()) - sum(p.numel() for p in reference.model.parameters())
+    if alignment_input == "normalised_words_and_states":
+        assert [parameter.shape for parameter in built.model._evened_sum.parameters()] == [(200,)] * 4
+        assert added == 800
+    else:  # no parameter added: the erasure's one statistic is a buffer
+        assert added == 0
+        assert built.model._position_erasure.covariance.shape == (200,)
 
 
 @pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])
