@@ -354,11 +354,15 @@ def _snli(epochs: int) -> List[Row]:
     # whether the LSTM regains its 3.2 from aligning on states, and the LSTMN not, tells the states from the balance.
     # Neither did: what else do the LSTMN's states hold that the alignment takes? More of a word's position (R² 0.51
     # against the LSTM's 0.36, the more of it F passes on the later the alignment lands): the states aligned with the
-    # direction that linearly carries position projected out (for both encoders), does the gap close?
+    # direction that linearly carries position projected out (for both encoders), does the gap close? And, the control,
+    # with a direction of as much variance projected out instead, chosen without regard to position (the first
+    # principal direction)
     for alignment_input, aligned in (
             ("words_and_states", "the word vectors plus the encoder's output (x_i + a_i)"),
             ("normalised_words_and_states", "the word vectors plus the encoder's output, each layer-normalised first"),
-            ("position_erased_states", "the encoder's output with its linear position projected out")):
+            ("position_erased_states", "the encoder's output with its linear position projected out"),
+            ("principal_direction_erased_states", "the encoder's output with its first principal direction projected "
+                                                  "out (the control for position)")):
         for encoder in ("lstm", "lstmn"):
             row = named(f"snli_decomposable_attention_{encoder}_encoder")
             built.append(replace(

@@ -24,14 +24,18 @@ Since Cov(P a, i) = P Cov(a, i) = 0, no linear read-out of P a predicts i better
 condition for linear concept erasure; theirs is the oblique projection that moves a least, this the orthogonal one);
 what position a state holds nonlinearly stays. Cov(a, i) is estimated as batch norm's statistics are: from each
 training batch's words, without gradient, as a running average (momentum 0.1, the first batch's taken as it is), used
-in training after the update and fixed in evaluation, so a pair's alignment does not depend on its batch. Everything
-else is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output (`h2p_attention` and
-`p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for the variants).
+in training after the update and fixed in evaluation, so a pair's alignment does not depend on its batch. Its
+control, `alignment_input="principal_direction_erased_states"`, projects out the states' first principal direction
+instead (the top eigenvector of Cov(a, a), estimated the same way): as much of the states' variance or more, chosen
+without regard to position, so that a gain from erasing position is not a gain from erasing any large direction.
+Everything else is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output
+(`h2p_attention` and `p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for the
+variants).
 
 Registered as a `Model` with name "decomposable_attention_aligned_on_words" when this module is imported (replicate.py's
 rows name it in `packages`; the run analyses import it with the plugins).
 """
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -60,35 +64,78 @@ class EvenedSum(torch.nn.Module):
                 + layer_norm(states, shape, self.state_gain, self.state_bias, self.eps))
 
 
-class PositionErasure(torch.nn.Module):
-    """P a = a - (a . u) u, u = Cov(a, i) / |Cov(a, i)|: the direction of a word's state a that covaries with its
-    position i projected out, so that Cov(P a, i) = 0 (see the module's docstring). Cov(a, i) is a buffer (saved
-    with the weights): `update` moves it toward a batch's estimate (momentum 0.1; the first batch's taken as it is),
-    without gradient, as batch norm's running statistics; before any update it is zero and P the identity."""
+class DirectionErasure(torch.nn.Module):
+    """P a = a - (a . u) u: one direction u of the states projected out, u the unit vector of a running statistic of
+    the states (a buffer, saved with the weights) that `update` moves toward a training batch's estimate (momentum
+    0.1; the first batch's taken as it is) without gradient, as batch norm's running statistics; before any update u
+    is zero and P the identity. Subclasses say which statistic and which direction of it."""
 
-    def __init__(self, dim: int, momentum: float = 0.1) -> None:
+    def __init__(self, momentum: float = 0.1) -> None:
         super().__init__()
         self.momentum = momentum
-        self.register_buffer("covariance", torch.zeros(dim))
         self.register_buffer("estimated", torch.tensor(False))
 
-    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
-        """Cov(a, i) over the unmasked words of each (batch, words, dim) tensor of states, pooled; padding is at
-        the end of a sentence, so a word's index in its row is its position."""
-        with torch.no_grad():
-            words = torch.cat([s[m] for s, m in zip(states, masks)])
-            positions = torch.cat([torch.arange(1, m.size(1) + 1, dtype=s.dtype, device=s.device).expand(m.shape)[m]
-                                   for s, m in zip(states, masks)])
-            batch = ((words - words.mean(0)) * (positions - positions.mean())[:, None]).mean(0)
-            if bool(self.estimated):
-                self.covariance.lerp_(batch, self.momentum)
-            else:
-                self.covariance.copy_(batch)
-                self.estimated.fill_(True)
+    @staticmethod
+    def words(states: List[torch.Tensor], masks: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The unmasked words' states of each (batch, words, dim) tensor, pooled, and their positions (from 1;
+        padding is at the end of a sentence, so a word's index in its row is its position)."""
+        words = torch.cat([s[m] for s, m in zip(states, masks)])
+        positions = torch.cat([torch.arange(1, m.size(1) + 1, dtype=s.dtype, device=s.device).expand(m.shape)[m]
+                               for s, m in zip(states, masks)])
+        return words, positions
+
+    def estimate(self, statistic: torch.Tensor, batch: torch.Tensor) -> None:
+        if bool(self.estimated):
+            statistic.lerp_(batch, self.momentum)
+        else:
+            statistic.copy_(batch)
+            self.estimated.fill_(True)
+
+    def direction(self) -> torch.Tensor:
+        raise NotImplementedError
 
     def forward(self, states: torch.Tensor) -> torch.Tensor:
-        u = self.covariance / self.covariance.norm().clamp(min=1e-12)
+        u = self.direction()
         return states - (states @ u).unsqueeze(-1) * u
+
+
+class PositionErasure(DirectionErasure):
+    """u = Cov(a, i) / |Cov(a, i)|: the direction of a word's state a that covaries with its position i, so that
+    Cov(P a, i) = 0 (see the module's docstring); the buffer `covariance` holds Cov(a, i)."""
+
+    def __init__(self, dim: int, momentum: float = 0.1) -> None:
+        super().__init__(momentum)
+        self.register_buffer("covariance", torch.zeros(dim))
+
+    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
+        with torch.no_grad():
+            words, positions = self.words(states, masks)
+            self.estimate(self.covariance, ((words - words.mean(0)) * (positions - positions.mean())[:, None]).mean(0))
+
+    def direction(self) -> torch.Tensor:
+        return self.covariance / self.covariance.norm().clamp(min=1e-12)
+
+
+class PrincipalDirectionErasure(DirectionErasure):
+    """u the states' first principal direction, the eigenvector of their covariance Cov(a, a) (the buffer
+    `covariance_matrix`) with the largest eigenvalue: the control for `PositionErasure`, a direction that holds as
+    much of the states' variance or more (in three position-erased runs the position direction held 6-8 % of it,
+    the first principal direction 8-11 %) and is chosen without regard to position."""
+
+    def __init__(self, dim: int, momentum: float = 0.1) -> None:
+        super().__init__(momentum)
+        self.register_buffer("covariance_matrix", torch.zeros(dim, dim))
+
+    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
+        with torch.no_grad():
+            words, _ = self.words(states, masks)
+            centred = words - words.mean(0)
+            self.estimate(self.covariance_matrix, centred.T @ centred / len(centred))
+
+    def direction(self) -> torch.Tensor:
+        if not bool(self.estimated):
+            return torch.zeros_like(self.covariance_matrix[0])
+        return torch.linalg.eigh(self.covariance_matrix).eigenvectors[:, -1]  # eigenvalues ascending
 
 
 @Model.register("decomposable_attention_aligned_on_words")
@@ -102,10 +149,14 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
     alignment_input : `str`, optional (default = `"words"`)
         What eq. 1's F reads: `"words"`, the word vectors x_i; `"words_and_states"`, x_i + a_i;
         `"normalised_words_and_states"`, N_x(x_i) + N_a(a_i), each layer-normalised first; `"position_erased_states"`,
-        P a_i, the states with their position's direction projected out.
+        P a_i, the states with their position's direction projected out; `"principal_direction_erased_states"`, the
+        states with their first principal direction projected out (the control for the one before).
     """
 
-    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states", "position_erased_states")
+    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states", "position_erased_states",
+                        "principal_direction_erased_states")
+    ERASURES = {"position_erased_states": PositionErasure,
+                "principal_direction_erased_states": PrincipalDirectionErasure}
 
     def __init__(self, *args, alignment_input: str = "words", **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -124,8 +175,16 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         if alignment_input == "normalised_words_and_states":
             # made after DecomposableAttention's initializer ran, so they start as layer norm does: gain 1, bias 0
             self._evened_sum = EvenedSum(self._text_field_embedder.get_output_dim())
-        if alignment_input == "position_erased_states":
+        if alignment_input == "position_erased_states":  # its name kept: the trained rows' weights carry it
             self._position_erasure = PositionErasure(self._text_field_embedder.get_output_dim())
+        elif alignment_input in self.ERASURES:
+            self._direction_erasure = self.ERASURES[alignment_input](self._text_field_embedder.get_output_dim())
+
+    def erasure(self) -> DirectionErasure:
+        """The erasure of the `..._erased_states` variants."""
+        if self._alignment_input == "position_erased_states":
+            return self._position_erasure
+        return self._direction_erasure
 
     def forward(  # type: ignore
         self,
@@ -141,7 +200,7 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         encoded_premise = self._premise_encoder(words_premise, premise_mask)
         encoded_hypothesis = self._hypothesis_encoder(words_hypothesis, hypothesis_mask)
 
-        # eq. 1 on the word vectors (or on them plus the states, or on the states less their position): the one
+        # eq. 1 on the word vectors (or on them plus the states, or on the states less one direction): the one
         # change from DecomposableAttention.forward
         aligned_premise, aligned_hypothesis = words_premise, words_hypothesis
         if self._alignment_input == "words_and_states":
@@ -149,11 +208,11 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         elif self._alignment_input == "normalised_words_and_states":
             aligned_premise = self._evened_sum(words_premise, encoded_premise)
             aligned_hypothesis = self._evened_sum(words_hypothesis, encoded_hypothesis)
-        elif self._alignment_input == "position_erased_states":
+        elif self._alignment_input in self.ERASURES:
+            erasure = self.erasure()
             if self.training:
-                self._position_erasure.update([encoded_premise, encoded_hypothesis], [premise_mask, hypothesis_mask])
-            aligned_premise = self._position_erasure(encoded_premise)
-            aligned_hypothesis = self._position_erasure(encoded_hypothesis)
+                erasure.update([encoded_premise, encoded_hypothesis], [premise_mask, hypothesis_mask])
+            aligned_premise, aligned_hypothesis = erasure(encoded_premise), erasure(encoded_hypothesis)
         similarity_matrix = self._matrix_attention(self._attend_feedforward(aligned_premise),
                                                    self._attend_feedforward(aligned_hypothesis))
         # eq. 2 over the encoded words

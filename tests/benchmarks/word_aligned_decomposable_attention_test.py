@@ -33,6 +33,22 @@ def instrument_config(alignment_input: str = None) -> dict:
     return config
 
 
+def pooled_states(model, tensors):
+    """Each sentence's unmasked states (the encoder called directly), pooled over both sentences, and the
+    positions of their words, from 1."""
+    states, positions = [], []
+    for sentence in ("premise", "hypothesis"):
+        mask = tensors[sentence]["tokens"]["tokens"] != 0
+        states.append(model._premise_encoder(model._text_field_embedder(tensors[sentence]), mask)[mask])
+        positions.append(torch.arange(1, mask.size(1) + 1).expand(mask.shape)[mask])
+    return torch.cat(states), torch.cat(positions).float()
+
+
+def projected_out(u):
+    """P a = a - (a . u) u, written out."""
+    return lambda x, a: a - (a @ u).unsqueeze(-1) * u
+
+
 class TestWordAlignedDecomposableAttention(ModelTestCase):
     def setup_method(self):
         super().setup_method()
@@ -153,14 +169,6 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         erasure = model._position_erasure
         tensors = self.dataset.as_tensor_dict()
 
-        def states(model):  # each sentence's states, mask and the positions of its words, from 1
-            out = []
-            for sentence in ("premise", "hypothesis"):
-                mask = tensors[sentence]["tokens"]["tokens"] != 0
-                a = model._premise_encoder(model._text_field_embedder(tensors[sentence]), mask)
-                out.append((a, mask, torch.arange(1, mask.size(1) + 1).expand(mask.shape)))
-            return out
-
         def position_r2(vectors, positions):
             # in-sample least squares of i on [vector, 1]; P a has one direction of float32 rounding only, which a
             # least-squares fit without a cut-off would blow up, so singular values below 1e-6 of the largest go
@@ -178,9 +186,7 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         model.train()
         with torch.no_grad():
             model(**tensors)
-            words = states(model)
-            a = torch.cat([s[m] for s, m, _ in words])
-            i = torch.cat([p[m] for _, m, p in words]).float()
+            a, i = pooled_states(model, tensors)
             covariance = ((a - a.mean(0)) * (i - i.mean())[:, None]).mean(0)
             assert torch.allclose(erasure.covariance, covariance, atol=1e-6)
             assert position_r2(a, i) > 0.2
@@ -197,19 +203,48 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
             assert torch.allclose(erasure.covariance, 0.9 * covariance + 0.1 * pooled, atol=1e-5)
         # eq. 1 on P a_i and P b_j, eq. 2-5 on a_i and b_j, pair by pair, with the estimate fixed in evaluation
         before, after = self.check_equations_pair_by_pair(
-            model.eval(), lambda x, a: a - (a @ (erasure.covariance / erasure.covariance.norm())).unsqueeze(-1)
-            * (erasure.covariance / erasure.covariance.norm()))
+            model.eval(), projected_out(erasure.covariance / erasure.covariance.norm()))
         assert not torch.allclose(before, after)
-        # the estimate is saved with the weights; it trains, saves and loads, and a pair alone is itself in a batch
-        assert "_position_erasure.covariance" in model.state_dict()
-        variant = self.TEST_DIR / "position_erased.json"
+        assert "_position_erasure.covariance" in model.state_dict()  # the name the trained rows' weights carry
+        self.estimate_train_save_and_load(config)
+
+    def estimate_train_save_and_load(self, config) -> None:
+        """The erasure's estimate is saved with the weights; the variant trains, saves and loads, and (with an
+        estimate made, so that P is not the identity) a pair alone is itself in a batch."""
+        variant = self.TEST_DIR / f"{config['model']['alignment_input']}.json"
         variant.write_text(json.dumps(config))
         self.set_up_model(str(variant), str(REPO_ROOT / SNLI_SAMPLE), seed=0)
         self.model.train()
-        self.model(**self.dataset.as_tensor_dict())  # an estimate, so that P is not the identity
-        assert self.model._position_erasure.estimated
+        self.model(**self.dataset.as_tensor_dict())
+        assert self.model.erasure().estimated
         self.assert_alone_as_in_the_batch()
         self.train_save_and_load(variant)
+
+    def test_the_control_projects_the_first_principal_direction_out_in_eq_1(self):
+        config = instrument_config("principal_direction_erased_states")
+        torch.manual_seed(0)
+        model = Model.from_params(vocab=self.vocab, params=Params(copy.deepcopy(config["model"])))
+        erasure = model.erasure()
+        tensors = self.dataset.as_tensor_dict()
+        assert torch.equal(erasure.direction(), torch.zeros(8))  # before any training batch: P the identity
+        model.train()
+        with torch.no_grad():
+            model(**tensors)
+            a, _ = pooled_states(model, tensors)
+            centred = a - a.mean(0)
+            covariance = centred.T @ centred / len(a)
+            assert torch.allclose(erasure.covariance_matrix, covariance, atol=1e-6)
+            values, vectors = torch.linalg.eigh(covariance.double())
+            erased = erasure(a).double()
+            # nothing left along the top eigenvector; what is left keeps the other directions' variances
+            assert float((erased @ vectors[:, -1]).abs().max()) < 1e-5
+            centred = erased - erased.mean(0)
+            left = torch.linalg.eigvalsh(centred.T @ centred / len(a))
+            assert torch.allclose(left[1:], values[:-1], rtol=1e-4, atol=1e-7) and abs(float(left[0])) < 1e-7
+            assert values[-1] > 1.5 * values[-2]  # a top direction apart from the next, so the check means something
+        before, after = self.check_equations_pair_by_pair(model.eval(), projected_out(erasure.direction()))
+        assert not torch.allclose(before, after)
+        self.estimate_train_save_and_load(config)
 
     def test_an_encoder_is_required_and_must_keep_the_vectors_size(self):
         for change, message in ((lambda model: model.pop("premise_encoder"), "needs a premise_encoder"),
