@@ -356,13 +356,16 @@ def _snli(epochs: int) -> List[Row]:
     # against the LSTM's 0.36, the more of it F passes on the later the alignment lands): the states aligned with the
     # direction that linearly carries position projected out (for both encoders), does the gap close? And, the control,
     # with a direction of as much variance projected out instead, chosen without regard to position (the first
-    # principal direction)
+    # principal direction); that direction ran with position (|cos| 0.62-0.76), so the control without it: the first
+    # principal direction orthogonal to position's
     for alignment_input, aligned in (
             ("words_and_states", "the word vectors plus the encoder's output (x_i + a_i)"),
             ("normalised_words_and_states", "the word vectors plus the encoder's output, each layer-normalised first"),
             ("position_erased_states", "the encoder's output with its linear position projected out"),
             ("principal_direction_erased_states", "the encoder's output with its first principal direction projected "
-                                                  "out (the control for position)")):
+                                                  "out (the control for position)"),
+            ("position_free_principal_direction_erased_states", "the encoder's output with its first principal "
+                                                                "direction orthogonal to position projected out")):
         for encoder in ("lstm", "lstmn"):
             row = named(f"snli_decomposable_attention_{encoder}_encoder")
             built.append(replace(

@@ -1,8 +1,8 @@
 """
 What the direction a `..._erased_states` run projects out of its alignment's input holds, on the words of PAIRS
-(`benchmarks/word_aligned_decomposable_attention.py`'s variants `position_erased_states` and
-`principal_direction_erased_states`): whether the control's first principal direction is a direction apart from
-position, or position again. Per run, over every word of both sentences (the encoder's states a, a word's position i
+(`benchmarks/word_aligned_decomposable_attention.py`'s variants `position_erased_states`,
+`principal_direction_erased_states` and `position_free_principal_direction_erased_states`): whether a control's
+direction is one apart from position, or position again. Per run, over every word of both sentences (the encoder's states a, a word's position i
 from 1), with u the run's erased direction as trained (its unit vector; fixed at test):
 
 * cos(u, Cov(a, i)): the cosine between u and the direction that linearly carries position on these words (its sign

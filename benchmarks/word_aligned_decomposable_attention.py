@@ -28,7 +28,9 @@ in training after the update and fixed in evaluation, so a pair's alignment does
 control, `alignment_input="principal_direction_erased_states"`, projects out the states' first principal direction
 instead (the top eigenvector of Cov(a, a), estimated the same way): as much of the states' variance or more, chosen
 without regard to position, so that a gain from erasing position is not a gain from erasing any large direction (as
-trained, that direction ran with position too, |cos| 0.62-0.76 with Cov(a, i); docs/results.md "SNLI"). Everything else
+trained, that direction ran with position too, |cos| 0.62-0.76 with Cov(a, i); docs/results.md "SNLI");
+`alignment_input="position_free_principal_direction_erased_states"` projects out the first principal direction of the
+states with position's direction removed first, a large direction that carries no linear position. Everything else
 is `DecomposableAttention`'s: the constructor's other parameters, the metrics, the output (`h2p_attention` and
 `p2h_attention` included), so its configs change only `model.type` (and `alignment_input` for the variants).
 
@@ -84,12 +86,14 @@ class DirectionErasure(torch.nn.Module):
                                for s, m in zip(states, masks)])
         return words, positions
 
-    def estimate(self, statistic: torch.Tensor, batch: torch.Tensor) -> None:
-        if bool(self.estimated):
-            statistic.lerp_(batch, self.momentum)
-        else:
-            statistic.copy_(batch)
-            self.estimated.fill_(True)
+    def estimate(self, *statistics: Tuple[torch.Tensor, torch.Tensor]) -> None:
+        """Each (running statistic, this batch's estimate of it) moved together."""
+        for statistic, batch in statistics:
+            if bool(self.estimated):
+                statistic.lerp_(batch, self.momentum)
+            else:
+                statistic.copy_(batch)
+        self.estimated.fill_(True)
 
     def direction(self) -> torch.Tensor:
         raise NotImplementedError
@@ -110,7 +114,8 @@ class PositionErasure(DirectionErasure):
     def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
         with torch.no_grad():
             words, positions = self.words(states, masks)
-            self.estimate(self.covariance, ((words - words.mean(0)) * (positions - positions.mean())[:, None]).mean(0))
+            centred = words - words.mean(0)
+            self.estimate((self.covariance, (centred * (positions - positions.mean())[:, None]).mean(0)))
 
     def direction(self) -> torch.Tensor:
         return self.covariance / self.covariance.norm().clamp(min=1e-12)
@@ -130,12 +135,39 @@ class PrincipalDirectionErasure(DirectionErasure):
         with torch.no_grad():
             words, _ = self.words(states, masks)
             centred = words - words.mean(0)
-            self.estimate(self.covariance_matrix, centred.T @ centred / len(centred))
+            self.estimate((self.covariance_matrix, centred.T @ centred / len(centred)))
 
     def direction(self) -> torch.Tensor:
         if not bool(self.estimated):
             return torch.zeros_like(self.covariance_matrix[0])
         return torch.linalg.eigh(self.covariance_matrix).eigenvectors[:, -1]  # eigenvalues ascending
+
+
+class PositionFreePrincipalDirectionErasure(DirectionErasure):
+    """u the first principal direction of the states with their position's direction q = Cov(a, i) / |Cov(a, i)|
+    projected out first, the top eigenvector of (I - q q^T) Cov(a, a) (I - q q^T): the largest direction of the
+    states that carries no linear position (u . Cov(a, i) = 0, so Cov(a . u, i) = 0 and P leaves Cov(a, i) as it
+    is). The control `PrincipalDirectionErasure` turned out not to be: its direction ran with position. Buffers
+    `covariance` (Cov(a, i)) and `covariance_matrix` (Cov(a, a)), estimated together."""
+
+    def __init__(self, dim: int, momentum: float = 0.1) -> None:
+        super().__init__(momentum)
+        self.register_buffer("covariance", torch.zeros(dim))
+        self.register_buffer("covariance_matrix", torch.zeros(dim, dim))
+
+    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
+        with torch.no_grad():
+            words, positions = self.words(states, masks)
+            centred = words - words.mean(0)
+            self.estimate((self.covariance, (centred * (positions - positions.mean())[:, None]).mean(0)),
+                          (self.covariance_matrix, centred.T @ centred / len(centred)))
+
+    def direction(self) -> torch.Tensor:
+        if not bool(self.estimated):
+            return torch.zeros_like(self.covariance)
+        q = self.covariance / self.covariance.norm().clamp(min=1e-12)
+        projector = torch.eye(len(q), dtype=q.dtype, device=q.device) - torch.outer(q, q)
+        return torch.linalg.eigh(projector @ self.covariance_matrix @ projector).eigenvectors[:, -1]
 
 
 @Model.register("decomposable_attention_aligned_on_words")
@@ -150,13 +182,15 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
         What eq. 1's F reads: `"words"`, the word vectors x_i; `"words_and_states"`, x_i + a_i;
         `"normalised_words_and_states"`, N_x(x_i) + N_a(a_i), each layer-normalised first; `"position_erased_states"`,
         P a_i, the states with their position's direction projected out; `"principal_direction_erased_states"`, the
-        states with their first principal direction projected out (the control for the one before).
+        states with their first principal direction projected out (the control for the one before);
+        `"position_free_principal_direction_erased_states"`, with the first principal direction orthogonal to
+        position's projected out (the control that carries no linear position).
     """
 
-    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states", "position_erased_states",
-                        "principal_direction_erased_states")
     ERASURES = {"position_erased_states": PositionErasure,
-                "principal_direction_erased_states": PrincipalDirectionErasure}
+                "principal_direction_erased_states": PrincipalDirectionErasure,
+                "position_free_principal_direction_erased_states": PositionFreePrincipalDirectionErasure}
+    ALIGNMENT_INPUTS = ("words", "words_and_states", "normalised_words_and_states", *ERASURES)
 
     def __init__(self, *args, alignment_input: str = "words", **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -207,7 +207,8 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
 
 @pytest.mark.parametrize("encoder", ["lstm", "lstmn"])
 @pytest.mark.parametrize("alignment_input", ["normalised_words_and_states", "position_erased_states",
-                                             "principal_direction_erased_states"])
+                                             "principal_direction_erased_states",
+                                             "position_free_principal_direction_erased_states"])
 def test_the_evened_and_position_erased_rows_keep_their_rows_encoder(encoder, alignment_input, monkeypatch):
     row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_{alignment_input}_alignment", monkeypatch)
     _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
@@ -221,9 +222,11 @@ def test_the_evened_and_position_erased_rows_keep_their_rows_encoder(encoder, al
         assert added == 800
     else:  # no parameter added: the erasure's one statistic is a buffer
         assert added == 0
-        assert {name: buffer.shape for name, buffer in built.model.erasure().named_buffers()} == (
-            {"estimated": (), "covariance": (200,)} if alignment_input == "position_erased_states"
-            else {"estimated": (), "covariance_matrix": (200, 200)})
+        assert {name: buffer.shape for name, buffer in built.model.erasure().named_buffers()} == {
+            "position_erased_states": {"estimated": (), "covariance": (200,)},
+            "principal_direction_erased_states": {"estimated": (), "covariance_matrix": (200, 200)},
+            "position_free_principal_direction_erased_states": {"estimated": (), "covariance": (200,),
+                                                                "covariance_matrix": (200, 200)}}[alignment_input]
 
 
 @pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])

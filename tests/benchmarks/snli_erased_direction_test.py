@@ -34,7 +34,8 @@ def estimated_run(folder, alignment_input: str):
     return model.eval(), instances
 
 
-@pytest.mark.parametrize("alignment_input", ["position_erased_states", "principal_direction_erased_states"])
+@pytest.mark.parametrize("alignment_input", ["position_erased_states", "principal_direction_erased_states",
+                                             "position_free_principal_direction_erased_states"])
 def test_the_erased_direction_against_the_figures_written_out(tmp_path, alignment_input, capsys):
     model, instances = estimated_run(tmp_path, alignment_input)
     snli_erased_direction.main([SNLI, str(tmp_path), "--json", str(tmp_path / "figures.json")])
@@ -65,9 +66,12 @@ def test_the_erased_direction_against_the_figures_written_out(tmp_path, alignmen
         assert [figures[name] for name in names] == pytest.approx(expected, abs=1e-5)
     if alignment_input == "position_erased_states":  # estimated on these words: the direction of their position
         assert figures["cos(u, Cov(a, i))"] == pytest.approx(1.0, abs=1e-5)
-    else:  # the states' first principal direction on these words, up to its sign
+    elif alignment_input == "principal_direction_erased_states":  # the states' first principal direction here
         assert abs(figures["cos(u, Cov(a, i))"]) == pytest.approx(abs(figures["cos(PC1, Cov(a, i))"]), abs=1e-5)
         assert figures["var share of u"] == pytest.approx(figures["var share of PC1"], abs=1e-6)
+    else:  # orthogonal to position's direction here, and holding less than the first principal direction
+        assert abs(figures["cos(u, Cov(a, i))"]) < 1e-5 and abs(figures["corr(a . u, i)"]) < 1e-5
+        assert 0 < figures["var share of u"] < figures["var share of PC1"]
     assert f"| {tmp_path.name} | {figures['cos(u, Cov(a, i))']:+.3f} |" in printed
 
 

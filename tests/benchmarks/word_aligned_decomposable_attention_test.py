@@ -220,17 +220,23 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
         self.assert_alone_as_in_the_batch()
         self.train_save_and_load(variant)
 
-    def test_the_control_projects_the_first_principal_direction_out_in_eq_1(self):
-        config = instrument_config("principal_direction_erased_states")
+    def estimated_once(self, alignment_input: str):
+        """The variant (weights drawn with seed 0), its P the identity before any training batch, then estimated by
+        one training forward over the sample: (its config, the model, the sample's pooled states and positions)."""
+        config = instrument_config(alignment_input)
         torch.manual_seed(0)
         model = Model.from_params(vocab=self.vocab, params=Params(copy.deepcopy(config["model"])))
-        erasure = model.erasure()
         tensors = self.dataset.as_tensor_dict()
-        assert torch.equal(erasure.direction(), torch.zeros(8))  # before any training batch: P the identity
-        model.train()
+        assert torch.equal(model.erasure().direction(), torch.zeros(8))
         with torch.no_grad():
-            model(**tensors)
-            a, _ = pooled_states(model, tensors)
+            model.train()(**tensors)
+            a, i = pooled_states(model, tensors)
+        return config, model, a, i
+
+    def test_the_control_projects_the_first_principal_direction_out_in_eq_1(self):
+        config, model, a, _ = self.estimated_once("principal_direction_erased_states")
+        erasure = model.erasure()
+        with torch.no_grad():
             centred = a - a.mean(0)
             covariance = centred.T @ centred / len(a)
             assert torch.allclose(erasure.covariance_matrix, covariance, atol=1e-6)
@@ -242,6 +248,32 @@ class TestWordAlignedDecomposableAttention(ModelTestCase):
             left = torch.linalg.eigvalsh(centred.T @ centred / len(a))
             assert torch.allclose(left[1:], values[:-1], rtol=1e-4, atol=1e-7) and abs(float(left[0])) < 1e-7
             assert values[-1] > 1.5 * values[-2]  # a top direction apart from the next, so the check means something
+        before, after = self.check_equations_pair_by_pair(model.eval(), projected_out(erasure.direction()))
+        assert not torch.allclose(before, after)
+        self.estimate_train_save_and_load(config)
+
+    def test_the_position_free_control_projects_out_the_largest_direction_without_position(self):
+        config, model, a, i = self.estimated_once("position_free_principal_direction_erased_states")
+        erasure = model.erasure()
+        with torch.no_grad():
+            centred = a - a.mean(0)
+            covariance = (centred * (i - i.mean())[:, None]).mean(0)
+            assert torch.allclose(erasure.covariance, covariance, atol=1e-6)
+            assert torch.allclose(erasure.covariance_matrix, centred.T @ centred / len(a), atol=1e-6)
+            u = erasure.direction()
+            assert abs(float(u @ covariance)) < 1e-5 * float(covariance.norm())  # u carries no linear position
+            erased = erasure(a)  # so P leaves Cov(a, i) as it was
+            assert torch.allclose(((erased - erased.mean(0)) * (i - i.mean())[:, None]).mean(0), covariance, atol=1e-6)
+            # and of the directions orthogonal to position's, u holds the most variance
+            q = covariance / covariance.norm()
+            orthogonal = torch.eye(8) - torch.outer(q, q)
+            variance = lambda v: float((centred @ v).pow(2).mean())  # noqa: E731
+            assert variance(u) == pytest.approx(float(torch.linalg.eigvalsh(
+                orthogonal @ (centred.T @ centred / len(a)) @ orthogonal)[-1]), rel=1e-4)
+            generator = torch.Generator().manual_seed(0)
+            for _ in range(200):
+                v = orthogonal @ torch.randn(8, generator=generator)
+                assert variance(v / v.norm()) <= variance(u) * (1 + 1e-5)
         before, after = self.check_equations_pair_by_pair(model.eval(), projected_out(erasure.direction()))
         assert not torch.allclose(before, after)
         self.estimate_train_save_and_load(config)
