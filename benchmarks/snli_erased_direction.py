@@ -2,8 +2,8 @@
 What the direction a `..._erased_states` run projects out of its alignment's input holds, on the words of PAIRS
 (`benchmarks/word_aligned_decomposable_attention.py`'s variants `position_erased_states`,
 `principal_direction_erased_states` and `position_free_principal_direction_erased_states`): whether a control's
-direction is one apart from position, or position again. Per run, over every word of both sentences (the encoder's states a, a word's position i
-from 1), with u the run's erased direction as trained (its unit vector; fixed at test):
+direction is one apart from position, or position again. Per run, over every word of both sentences (the encoder's
+states a, a word's position i from 1), with u the run's erased direction as trained (its unit vector; fixed at test):
 
 * cos(u, Cov(a, i)): the cosine between u and the direction that linearly carries position on these words (its sign
   is u's, which a projection ignores; |cos| 1 erases all of the linear position, 0 none of it);
@@ -25,6 +25,7 @@ import torch
 
 from snli_accuracy_by_length import parse_pair_runs  # benchmarks/: this file's folder
 from sst_accuracy_by_length import load_run, run_name, tensor_batches, validation_reader
+from word_aligned_decomposable_attention import DirectionErasure
 
 COLUMNS = ("cos(u, Cov(a, i))", "corr(a . u, i)", "var share of u",
            "cos(PC1, Cov(a, i))", "corr(a . PC1, i)", "var share of PC1")
@@ -34,15 +35,13 @@ def states_and_positions(model, instances, batch_size: int = 64) -> Tuple[torch.
     """Every unmasked word's state (the premise encoder's, which encodes the hypothesis too), both sentences pooled,
     and its position from 1."""
     states: List[torch.Tensor] = []
-    positions: List[torch.Tensor] = []
+    masks: List[torch.Tensor] = []
     with torch.no_grad():
         for _, tensors in tensor_batches(model, instances, batch_size):
             for sentence in ("premise", "hypothesis"):
-                mask = tensors[sentence]["tokens"]["tokens"] != 0
-                encoded = model._premise_encoder(model._text_field_embedder(tensors[sentence]), mask)
-                states.append(encoded[mask].double())
-                positions.append(torch.arange(1, mask.size(1) + 1, dtype=torch.double).expand(mask.shape)[mask])
-    return torch.cat(states), torch.cat(positions)
+                masks.append(tensors[sentence]["tokens"]["tokens"] != 0)
+                states.append(model._premise_encoder(model._text_field_embedder(tensors[sentence]), masks[-1]).double())
+    return DirectionErasure.words(states, masks)  # pooled as the erasure pools them in training
 
 
 def direction_figures(a: torch.Tensor, i: torch.Tensor, u: torch.Tensor) -> List[float]:

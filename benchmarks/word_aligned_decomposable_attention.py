@@ -70,12 +70,18 @@ class DirectionErasure(torch.nn.Module):
     """P a = a - (a . u) u: one direction u of the states projected out, u the unit vector of a running statistic of
     the states (a buffer, saved with the weights) that `update` moves toward a training batch's estimate (momentum
     0.1; the first batch's taken as it is) without gradient, as batch norm's running statistics; before any update u
-    is zero and P the identity. Subclasses say which statistic and which direction of it."""
+    is zero and P the identity. Subclasses say which statistics they keep (`STATISTICS`, buffers of those names:
+    `covariance`, Cov(a, i); `covariance_matrix`, Cov(a, a)) and which direction of them is u."""
 
-    def __init__(self, momentum: float = 0.1) -> None:
+    STATISTICS: Tuple[str, ...] = ()
+
+    def __init__(self, dim: int, momentum: float = 0.1) -> None:
         super().__init__()
         self.momentum = momentum
         self.register_buffer("estimated", torch.tensor(False))
+        shapes = {"covariance": (dim,), "covariance_matrix": (dim, dim)}
+        for name in self.STATISTICS:
+            self.register_buffer(name, torch.zeros(shapes[name]))
 
     @staticmethod
     def words(states: List[torch.Tensor], masks: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -86,39 +92,42 @@ class DirectionErasure(torch.nn.Module):
                                for s, m in zip(states, masks)])
         return words, positions
 
-    def estimate(self, *statistics: Tuple[torch.Tensor, torch.Tensor]) -> None:
-        """Each (running statistic, this batch's estimate of it) moved together."""
-        for statistic, batch in statistics:
-            if bool(self.estimated):
-                statistic.lerp_(batch, self.momentum)
-            else:
-                statistic.copy_(batch)
-        self.estimated.fill_(True)
+    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
+        """Each statistic in `STATISTICS` moved toward its estimate over the unmasked words of `states`, pooled."""
+        with torch.no_grad():
+            words, positions = self.words(states, masks)
+            centred, places = words - words.mean(0), positions - positions.mean()
+            batch = {"covariance": lambda: (centred * places[:, None]).mean(0),
+                     "covariance_matrix": lambda: centred.T @ centred / len(centred)}
+            for name in self.STATISTICS:
+                statistic = getattr(self, name)
+                if bool(self.estimated):
+                    statistic.lerp_(batch[name](), self.momentum)
+                else:
+                    statistic.copy_(batch[name]())
+            self.estimated.fill_(True)
+
+    def position_direction(self) -> torch.Tensor:
+        """Cov(a, i) / |Cov(a, i)| (zero before any update)."""
+        return self.covariance / self.covariance.norm().clamp(min=1e-12)
 
     def direction(self) -> torch.Tensor:
         raise NotImplementedError
 
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
+    def forward(self, *states: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        """P a for each tensor of states, with one u (found once: the principal directions take an eigh)."""
         u = self.direction()
-        return states - (states @ u).unsqueeze(-1) * u
+        return tuple(a - (a @ u).unsqueeze(-1) * u for a in states)
 
 
 class PositionErasure(DirectionErasure):
     """u = Cov(a, i) / |Cov(a, i)|: the direction of a word's state a that covaries with its position i, so that
     Cov(P a, i) = 0 (see the module's docstring); the buffer `covariance` holds Cov(a, i)."""
 
-    def __init__(self, dim: int, momentum: float = 0.1) -> None:
-        super().__init__(momentum)
-        self.register_buffer("covariance", torch.zeros(dim))
-
-    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
-        with torch.no_grad():
-            words, positions = self.words(states, masks)
-            centred = words - words.mean(0)
-            self.estimate((self.covariance, (centred * (positions - positions.mean())[:, None]).mean(0)))
+    STATISTICS = ("covariance",)
 
     def direction(self) -> torch.Tensor:
-        return self.covariance / self.covariance.norm().clamp(min=1e-12)
+        return self.position_direction()
 
 
 class PrincipalDirectionErasure(DirectionErasure):
@@ -127,15 +136,7 @@ class PrincipalDirectionErasure(DirectionErasure):
     much of the states' variance or more (in three position-erased runs the position direction held 6-8 % of it,
     the first principal direction 8-11 %) and is chosen without regard to position."""
 
-    def __init__(self, dim: int, momentum: float = 0.1) -> None:
-        super().__init__(momentum)
-        self.register_buffer("covariance_matrix", torch.zeros(dim, dim))
-
-    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
-        with torch.no_grad():
-            words, _ = self.words(states, masks)
-            centred = words - words.mean(0)
-            self.estimate((self.covariance_matrix, centred.T @ centred / len(centred)))
+    STATISTICS = ("covariance_matrix",)
 
     def direction(self) -> torch.Tensor:
         if not bool(self.estimated):
@@ -150,22 +151,12 @@ class PositionFreePrincipalDirectionErasure(DirectionErasure):
     is). The control `PrincipalDirectionErasure` turned out not to be: its direction ran with position. Buffers
     `covariance` (Cov(a, i)) and `covariance_matrix` (Cov(a, a)), estimated together."""
 
-    def __init__(self, dim: int, momentum: float = 0.1) -> None:
-        super().__init__(momentum)
-        self.register_buffer("covariance", torch.zeros(dim))
-        self.register_buffer("covariance_matrix", torch.zeros(dim, dim))
-
-    def update(self, states: List[torch.Tensor], masks: List[torch.Tensor]) -> None:
-        with torch.no_grad():
-            words, positions = self.words(states, masks)
-            centred = words - words.mean(0)
-            self.estimate((self.covariance, (centred * (positions - positions.mean())[:, None]).mean(0)),
-                          (self.covariance_matrix, centred.T @ centred / len(centred)))
+    STATISTICS = ("covariance", "covariance_matrix")
 
     def direction(self) -> torch.Tensor:
         if not bool(self.estimated):
             return torch.zeros_like(self.covariance)
-        q = self.covariance / self.covariance.norm().clamp(min=1e-12)
+        q = self.position_direction()
         projector = torch.eye(len(q), dtype=q.dtype, device=q.device) - torch.outer(q, q)
         return torch.linalg.eigh(projector @ self.covariance_matrix @ projector).eigenvectors[:, -1]
 
@@ -246,7 +237,7 @@ class WordAlignedDecomposableAttention(DecomposableAttention):
             erasure = self.erasure()
             if self.training:
                 erasure.update([encoded_premise, encoded_hypothesis], [premise_mask, hypothesis_mask])
-            aligned_premise, aligned_hypothesis = erasure(encoded_premise), erasure(encoded_hypothesis)
+            aligned_premise, aligned_hypothesis = erasure(encoded_premise, encoded_hypothesis)
         similarity_matrix = self._matrix_attention(self._attend_feedforward(aligned_premise),
                                                    self._attend_feedforward(aligned_hypothesis))
         # eq. 2 over the encoded words
