@@ -240,3 +240,38 @@ def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_t
     # the same encoder, parameter for parameter in shape, as the row that aligns the encoded words
     assert ({name: parameter.shape for name, parameter in _encoder_parameters(built.model).items()}
             == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
+
+
+@pytest.mark.parametrize("classes", [2, 5])
+def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(classes, monkeypatch):
+    row, built = _built_row(f"sst{classes}_lstmn_50_in_peer_settings", monkeypatch)
+    peer_row, _ = _built_row(f"sst{classes}_basic_lstm_50_tuned_embeddings", monkeypatch)
+    assert row.config == peer_row.config and row.variables == peer_row.variables
+
+    def settings(of: Row) -> dict:
+        params = Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
+        for encoder in ("seq2seq_encoder", "seq2vec_encoder"):
+            params["model"].pop(encoder, None)
+        return params
+
+    # reader, vocabulary, embedder (fine-tuned), classifier, batches, optimizer, patience: the peer's
+    assert settings(row) == settings(peer_row)
+    assert built.model._text_field_embedder.token_embedder_tokens.weight.requires_grad
+    # the peer's Seq2Vec LSTM returns each sequence's last state; the row reads the LSTMN's there, not at a pad
+    built.model.eval()
+    by_length = {len(instance["tokens"]): instance for instance in built.instances[:500]}
+    lengths = sorted(by_length)
+    ragged = [by_length[lengths[0]], by_length[lengths[len(lengths) // 2]], by_length[lengths[-1]]]
+    assert len({len(instance["tokens"]) for instance in ragged}) == 3
+    together = built._replace(instances=ragged)
+    with torch.no_grad():
+        tokens = together.batch()["tokens"]
+        mask = tokens["tokens"]["tokens"] != 0
+        encoded = built.model._seq2seq_encoder(built.model._text_field_embedder(tokens), mask)
+        pooled = built.model._seq2vec_encoder(encoded, mask)
+        lengths = mask.sum(1)
+        assert torch.equal(pooled, encoded[torch.arange(3), lengths - 1])
+        probs = built.model(**together.batch())["probs"]
+        for i, instance in enumerate(ragged):
+            alone = built.model(**built._replace(instances=[instance]).batch())["probs"]
+            torch.testing.assert_close(probs[i:i + 1], alone, atol=1e-6, rtol=1e-5)
