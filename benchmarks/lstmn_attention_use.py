@@ -12,13 +12,17 @@ read by the validation reader: the sentences; SNLI pairs):
   it and on the rest, the mean distance back, and the entropy as a fraction of the uniform distribution's;
 * the figure when s^t is replaced, with every weight kept, by a one-hot on slot t-1 (then eq. 6 gives
   h~_t = h_{t-1}, c~_t = c_{t-1}, and the layer is an ordinary LSTM) or by uniform weights over slots < t, in
-  every layer; and, for a stack, by the one-hot in one layer at a time.
+  every layer; and, for a stack, by the one-hot in one layer at a time;
+* with `--window K ...`: the figure when eq. 5's softmax is taken over the last K slots only (t-K .. t-1, the
+  model's own scores, eq. 4), in every layer: whether reading far back on long inputs, which a model trained on short
+  phrases saw little of, is what costs it (K = 1 is the one-hot above; K at least the longest input is the model).
 
 The attention statistics are per layer (layer 1 is the lowest).
 
 If replacing the attention by "most recent slot" costs little, the tape adds little to an LSTM on this data.
 
     .venv/bin/python benchmarks/lstmn_attention_use.py SERIALIZATION_DIR_OR_ARCHIVE FILE [--batches N]
+        [--window K [K ...]]
 
 The ablations run eq. 4-9 step by step over the batch (a third, plain implementation); with the model's own
 attention it is checked against the layer's output before any figure is printed.
@@ -28,7 +32,7 @@ import functools
 import math
 import os
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import torch
 from allennlp.data import Batch
@@ -43,14 +47,16 @@ from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: t
 MODES = ("model", "most recent slot", "uniform")
 
 
-def ablations(num_layers: int) -> List[tuple]:
-    """(label, mode, the layers it replaces) for each figure: as trained, each replacement in every layer, and for a
-    stack the one-hot in one layer at a time."""
+def ablations(num_layers: int, windows: Sequence[int] = ()) -> List[tuple]:
+    """(label, mode, the layers it replaces) for each figure: as trained, each replacement in every layer, for a
+    stack the one-hot in one layer at a time, and the attention over each of `windows`' last K slots."""
     every = tuple(range(num_layers))
+    in_every = " (every layer)" if num_layers > 1 else ""
     rows = [("nothing (as trained)", "model", ())]
-    rows += [(mode + (" (every layer)" if num_layers > 1 else ""), mode, every) for mode in MODES[1:]]
+    rows += [(mode + in_every, mode, every) for mode in MODES[1:]]
     if num_layers > 1:
         rows += [(f"most recent slot, layer {k + 1} only", "most recent slot", (k,)) for k in every]
+    rows += [(f"its own attention over the last {k} slots{in_every}", f"last {k}", every) for k in windows]
     return rows
 
 
@@ -62,7 +68,8 @@ def load(path: str):
 
 
 def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Tensor:
-    """Eq. 4-9 for a right-padded batch, step by step, with s^t from eq. 5 (`model`) or replaced; the hidden tape."""
+    """Eq. 4-9 for a right-padded batch, step by step, with s^t from eq. 5 (`model`), from eq. 5 over the last K
+    slots only (`last K`), or replaced; the hidden tape."""
     batch_size, num_steps, _ = inputs.shape
     k = layer.hidden_size
     bias = layer.gate_bias() if layer.gate_bias() is not None else inputs.new_zeros(4 * k)
@@ -76,9 +83,12 @@ def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Ten
             c_tilde = inputs.new_zeros(batch_size, k)
         else:
             H, C = torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1)
-            if mode == "model":
+            if mode == "model" or mode.startswith("last "):
                 query = input_queries[:, t] + layer.summary_query(h_tilde)
                 scores = layer.scorer(torch.tanh(layer.tape_key(H) + query.unsqueeze(1))).squeeze(-1)  # (4)
+                if mode != "model":
+                    window = int(mode.removeprefix("last "))
+                    scores = scores.masked_fill(torch.arange(t) < t - window, float("-inf"))  # slots before t-K
                 s = torch.softmax(scores, dim=-1)  # (5)
             elif mode == "most recent slot":
                 s = torch.nn.functional.one_hot(torch.full((batch_size,), t - 1), t).to(inputs.dtype)
@@ -111,18 +121,22 @@ def attention_statistics(attention: torch.Tensor, mask: torch.BoolTensor, totals
     totals["entropy fraction"] += float((entropy / torch.log(t)).sum())
 
 
-def arguments(description: str, argv: Optional[List[str]]) -> argparse.Namespace:
-    """The command line of this analysis and of `nse_memory_use.py`: MODEL DATA_FILE [--batch-size] [--batches]."""
+def arguments(description: str, argv: Optional[List[str]], windows: bool = False) -> argparse.Namespace:
+    """The command line of this analysis and of `nse_memory_use.py`: MODEL DATA_FILE [--batch-size] [--batches]
+    (and this analysis's [--window K ...])."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="a serialization directory (config.json, best.th) or a model archive")
     parser.add_argument("data_file")
     parser.add_argument("--batch-size", type=int, default=40)
     parser.add_argument("--batches", type=int, default=None, help="only the first N batches")
+    if windows:
+        parser.add_argument("--window", type=int, nargs="+", default=[],
+                            help="also the figure with each layer's attention over its last K slots only")
     return parser.parse_args(argv)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    args = arguments(__doc__, argv)
+    args = arguments(__doc__, argv, windows=True)
     model, reader = load(args.model)
     pair = getattr(model, "_premise_encoder", None) is not None  # decomposable_attention
     if pair and model._hypothesis_encoder is not model._premise_encoder:
@@ -136,7 +150,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise SystemExit("this analysis is for a left-to-right lstmn (a language_model's contextualizer, a "
                          "basic_classifier's seq2seq_encoder or a decomposable_attention's premise_encoder)")
     layers = list(encoder.layers)
-    rows = ablations(len(layers))
+    if any(k < 1 for k in args.window):
+        raise SystemExit(f"--window: a window holds at least one slot, not {min(args.window)}")
+    rows = ablations(len(layers), args.window)
     instances = list(reader.read(args.data_file))
     starts = list(range(0, len(instances), args.batch_size))[: args.batches]
     summed = {label: 0.0 for label, _, _ in rows}  # a language model's summed NLL, a classifier's correct answers

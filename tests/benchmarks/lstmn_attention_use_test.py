@@ -7,11 +7,13 @@ import re
 import sys
 
 import _jsonnet
+import pytest
 import torch
 from allennlp.data import Batch
 
 import allennlp_models.lm  # noqa: F401
 from memplugins.compat import CONFIG_DEFAULTS
+from memplugins.modules.lstmn import LstmnLayer
 from tests.benchmarks.saved_models import SNLI_SAMPLE, save_shrunk_pair_model, save_with_random_weights
 from tests.conftest import REPO_ROOT
 
@@ -80,3 +82,32 @@ def test_a_pair_model_gets_its_own_accuracy_and_both_sentences_statistics(tmp_pa
     assert abs(float(figures["nothing (as trained)"]) - correct / len(instances)) < 0.0006
     layer = re.findall(r"^\| 1 \| (\d+) \|", printed, re.M)
     assert layer == [str(steps)]  # the premise's and the hypothesis's steps, not one sentence's
+
+
+def test_the_attention_over_the_last_k_slots_is_the_one_hot_at_1_the_model_at_the_full_length_and_neither_between():
+    torch.manual_seed(0)
+    layer = LstmnLayer(5, 6)
+    inputs = torch.randn(3, 9, 5)
+    by_mode = {mode: lstmn_attention_use.layer_steps(layer, inputs, mode)
+               for mode in ("model", "most recent slot", "last 1", "last 3", "last 8", "last 50")}
+    torch.testing.assert_close(by_mode["last 1"], by_mode["most recent slot"])
+    for window in ("last 8", "last 50"):  # at step t < 9 at most 8 slots are there to read
+        torch.testing.assert_close(by_mode[window], by_mode["model"])
+    hidden, _, _ = layer(inputs, torch.ones(3, 9, dtype=torch.bool))
+    torch.testing.assert_close(by_mode["model"], hidden, atol=1e-5, rtol=1e-5)
+    # the first four steps read at most 3 slots, so they are the model's; later steps read fewer than it does
+    torch.testing.assert_close(by_mode["last 3"][:, :4], by_mode["model"][:, :4])
+    assert not torch.allclose(by_mode["last 3"][:, 4:], by_mode["model"][:, 4:])
+    assert not torch.allclose(by_mode["last 3"][:, 4:], by_mode["most recent slot"][:, 4:])
+
+
+def test_windows_add_their_rows_and_a_window_of_the_longest_input_is_the_model(tmp_path, capsys):
+    saved_stack(tmp_path)
+    lstmn_attention_use.main([str(tmp_path), str(DATA), "--batches", "2", "--batch-size", "8", "--window", "1",
+                              "2", "1000"])
+    figures = dict(re.findall(r"^\| ([a-z].*?) \| ([0-9.]+) \|$", capsys.readouterr().out, re.M))
+    assert figures["its own attention over the last 1000 slots (every layer)"] == figures["nothing (as trained)"]
+    assert figures["its own attention over the last 1 slots (every layer)"] == figures["most recent slot (every layer)"]
+    assert "its own attention over the last 2 slots (every layer)" in figures
+    with pytest.raises(SystemExit, match="at least one slot"):
+        lstmn_attention_use.main([str(tmp_path), str(DATA), "--window", "0"])
