@@ -242,10 +242,13 @@ def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_t
             == {name: parameter.shape for name, parameter in _encoder_parameters(reference.model).items()})
 
 
-@pytest.mark.parametrize("classes", [2, 5])
-def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(classes, monkeypatch):
-    row, built = _built_row(f"sst{classes}_lstmn_50_in_peer_settings", monkeypatch)
-    peer_row, _ = _built_row(f"sst{classes}_basic_lstm_50_tuned_embeddings", monkeypatch)
+@pytest.mark.parametrize("name, peer, tuned", [
+    ("sst2_lstmn_50_in_peer_settings", "sst2_basic_lstm_50_tuned_embeddings", True),
+    ("sst5_lstmn_50_in_peer_settings", "sst5_basic_lstm_50_tuned_embeddings", True),
+    ("sst2_lstmn_50_in_peer_settings_fixed_embeddings", "sst2_basic_lstm_50", False)])
+def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(name, peer, tuned, monkeypatch):
+    row, built = _built_row(name, monkeypatch)
+    peer_row, _ = _built_row(peer, monkeypatch)
     assert row.config == peer_row.config and row.variables == peer_row.variables
 
     def settings(of: Row) -> dict:
@@ -256,7 +259,7 @@ def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_al
 
     # reader, vocabulary, embedder (fine-tuned), classifier, batches, optimizer, patience: the peer's
     assert settings(row) == settings(peer_row)
-    assert built.model._text_field_embedder.token_embedder_tokens.weight.requires_grad
+    assert built.model._text_field_embedder.token_embedder_tokens.weight.requires_grad == tuned
     # the peer's Seq2Vec LSTM returns each sequence's last state; the row reads the LSTMN's there, not at a pad
     built.model.eval()
     by_length = {len(instance["tokens"]): instance for instance in built.instances[:500]}
