@@ -88,7 +88,8 @@ def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Ten
                 scores = layer.scorer(torch.tanh(layer.tape_key(H) + query.unsqueeze(1))).squeeze(-1)  # (4)
                 if mode != "model":
                     window = int(mode.removeprefix("last "))
-                    scores = scores.masked_fill(torch.arange(t, device=scores.device) < t - window, float("-inf"))  # before t-K
+                    before_window = torch.arange(t, device=scores.device) < t - window  # slots before t-K
+                    scores = scores.masked_fill(before_window, float("-inf"))
                 s = torch.softmax(scores, dim=-1)  # (5)
             elif mode == "most recent slot":
                 s = torch.nn.functional.one_hot(torch.full((batch_size,), t - 1), t).to(inputs.dtype)
