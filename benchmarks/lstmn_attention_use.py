@@ -75,6 +75,7 @@ def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Ten
     bias = layer.gate_bias() if layer.gate_bias() is not None else inputs.new_zeros(4 * k)
     input_gates = inputs @ layer.weight_ih.t() + bias  # W[., x_t] + b
     input_queries = layer.input_query(inputs)  # W_x x_t
+    window = int(mode.removeprefix("last ")) if mode.startswith("last ") else None
     hidden_tape: List[torch.Tensor] = []
     memory_tape: List[torch.Tensor] = []
     h_tilde = inputs.new_zeros(batch_size, k)
@@ -83,11 +84,10 @@ def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Ten
             c_tilde = inputs.new_zeros(batch_size, k)
         else:
             H, C = torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1)
-            if mode == "model" or mode.startswith("last "):
+            if mode == "model" or window is not None:
                 query = input_queries[:, t] + layer.summary_query(h_tilde)
                 scores = layer.scorer(torch.tanh(layer.tape_key(H) + query.unsqueeze(1))).squeeze(-1)  # (4)
-                if mode != "model":
-                    window = int(mode.removeprefix("last "))
+                if window is not None:
                     before_window = torch.arange(t, device=scores.device) < t - window  # slots before t-K
                     scores = scores.masked_fill(before_window, float("-inf"))
                 s = torch.softmax(scores, dim=-1)  # (5)
@@ -138,6 +138,8 @@ def arguments(description: str, argv: Optional[List[str]], windows: bool = False
 
 def main(argv: Optional[List[str]] = None) -> None:
     args = arguments(__doc__, argv, windows=True)
+    if any(k < 1 for k in args.window):
+        raise SystemExit(f"--window: a window holds at least one slot, not {min(args.window)}")
     model, reader = load(args.model)
     pair = getattr(model, "_premise_encoder", None) is not None  # decomposable_attention
     if pair and model._hypothesis_encoder is not model._premise_encoder:
@@ -151,8 +153,6 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise SystemExit("this analysis is for a left-to-right lstmn (a language_model's contextualizer, a "
                          "basic_classifier's seq2seq_encoder or a decomposable_attention's premise_encoder)")
     layers = list(encoder.layers)
-    if any(k < 1 for k in args.window):
-        raise SystemExit(f"--window: a window holds at least one slot, not {min(args.window)}")
     rows = ablations(len(layers), args.window)
     instances = list(reader.read(args.data_file))
     starts = list(range(0, len(instances), args.batch_size))[: args.batches]

@@ -44,9 +44,9 @@ def states_and_positions(model, instances, batch_size: int = 64) -> Tuple[torch.
     return DirectionErasure.words(states, masks)  # pooled as the erasure pools them in training
 
 
-def direction_figures(a: torch.Tensor, i: torch.Tensor, u: torch.Tensor) -> List[float]:
-    """cos(u, Cov(a, i)), corr(a . u, i) and u's share of the variance, for centred a and i and a unit u."""
-    covariance = (a * i[:, None]).mean(0)
+def direction_figures(a: torch.Tensor, i: torch.Tensor, covariance: torch.Tensor, u: torch.Tensor) -> List[float]:
+    """cos(u, Cov(a, i)), corr(a . u, i) and u's share of the variance, for centred a and i, their covariance
+    Cov(a, i) and a unit u."""
     along = a @ u
     return [float(u @ covariance / covariance.norm()), float(torch.corrcoef(torch.stack([along, i]))[0, 1]),
             float(along.pow(2).mean() / a.pow(2).sum(1).mean())]
@@ -64,8 +64,9 @@ def erased_direction(run: Path, pairs: str) -> Dict[str, float]:
     u = model.erasure().direction().double()
     if float(u.norm()) == 0:
         sys.exit(f"{run}: its erasure was never estimated (P is the identity)")
-    first = torch.linalg.eigh(a.T @ a / len(a)).eigenvectors[:, -1]  # eigenvalues ascending
-    return dict(zip(COLUMNS, direction_figures(a, i, u) + direction_figures(a, i, first)))
+    first = DirectionErasure.top_eigenvector(a.T @ a / len(a))
+    covariance = DirectionErasure.covariance_with_position(a, i)
+    return dict(zip(COLUMNS, direction_figures(a, i, covariance, u) + direction_figures(a, i, covariance, first)))
 
 
 def main(argv=None) -> None:

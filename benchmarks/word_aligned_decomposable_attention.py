@@ -97,7 +97,7 @@ class DirectionErasure(torch.nn.Module):
         with torch.no_grad():
             words, positions = self.words(states, masks)
             centred, places = words - words.mean(0), positions - positions.mean()
-            batch = {"covariance": lambda: (centred * places[:, None]).mean(0),
+            batch = {"covariance": lambda: self.covariance_with_position(centred, places),
                      "covariance_matrix": lambda: centred.T @ centred / len(centred)}
             for name in self.STATISTICS:
                 statistic = getattr(self, name)
@@ -106,6 +106,16 @@ class DirectionErasure(torch.nn.Module):
                 else:
                     statistic.copy_(batch[name]())
             self.estimated.fill_(True)
+
+    @staticmethod
+    def covariance_with_position(centred: torch.Tensor, places: torch.Tensor) -> torch.Tensor:
+        """Cov(a, i) of centred states (words, dim) and their centred positions (words,)."""
+        return (centred * places[:, None]).mean(0)
+
+    @staticmethod
+    def top_eigenvector(matrix: torch.Tensor) -> torch.Tensor:
+        """The unit eigenvector of a symmetric matrix with the largest eigenvalue (its sign is eigh's)."""
+        return torch.linalg.eigh(matrix).eigenvectors[:, -1]  # eigenvalues ascending
 
     def position_direction(self) -> torch.Tensor:
         """Cov(a, i) / |Cov(a, i)| (zero before any update)."""
@@ -141,7 +151,7 @@ class PrincipalDirectionErasure(DirectionErasure):
     def direction(self) -> torch.Tensor:
         if not bool(self.estimated):
             return torch.zeros_like(self.covariance_matrix[0])
-        return torch.linalg.eigh(self.covariance_matrix).eigenvectors[:, -1]  # eigenvalues ascending
+        return self.top_eigenvector(self.covariance_matrix)
 
 
 class PositionFreePrincipalDirectionErasure(DirectionErasure):
@@ -158,7 +168,7 @@ class PositionFreePrincipalDirectionErasure(DirectionErasure):
             return torch.zeros_like(self.covariance)
         q = self.position_direction()
         projector = torch.eye(len(q), dtype=q.dtype, device=q.device) - torch.outer(q, q)
-        return torch.linalg.eigh(projector @ self.covariance_matrix @ projector).eigenvectors[:, -1]
+        return self.top_eigenvector(projector @ self.covariance_matrix @ projector)
 
 
 @Model.register("decomposable_attention_aligned_on_words")

@@ -14,6 +14,7 @@ import pytest
 import torch
 from allennlp.common import Params
 from allennlp.data import DatasetReader
+from allennlp.nn.util import get_text_field_mask
 from allennlp.training.optimizers import Optimizer
 
 from tests.conftest import REPO_ROOT
@@ -73,15 +74,19 @@ def test_every_row_builds_its_reader_model_and_optimizer(row: Row, monkeypatch):
 
 
 def test_a_misspelt_override_fails_to_build(monkeypatch):
-    row = next(row for row in ROWS if row.name == "ptb_lstmn_3layers_skip")
+    row = _row("ptb_lstmn_3layers_skip")
     _set_variables(row, monkeypatch)
     with pytest.raises(Exception, match="skip_conections"):
         build_config_model(row.config, num_instances=4,
                            overrides=json.dumps({"model.contextualizer.skip_conections": True}))
 
 
+def _row(name: str) -> Row:
+    return next(row for row in ROWS if row.name == name)
+
+
 def _built_row(name: str, monkeypatch):
-    row = next(row for row in ROWS if row.name == name)
+    row = _row(name)
     _set_variables(row, monkeypatch)
     return row, build_config_model(row.config, num_instances=5000, overrides=json.dumps(row.overrides))
 
@@ -196,7 +201,7 @@ def test_the_esim_row_with_lstmns_has_esims_start_in_all_four_of_them(monkeypatc
 def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evaluate():
     from replicate import include_packages
 
-    row = next(row for row in ROWS if row.name == "snli_decomposable_attention_lstmn_encoder_word_alignment")
+    row = _row("snli_decomposable_attention_lstmn_encoder_word_alignment")
     assert include_packages(row) == ["--include-package", "memplugins",
                                      "--include-package", "word_aligned_decomposable_attention"]
     assert row.overrides["model.type"] == "decomposable_attention_aligned_on_words"
@@ -248,7 +253,7 @@ def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_t
     ("sst2_lstmn_50_in_peer_settings_fixed_embeddings", "sst2_basic_lstm_50", False)])
 def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(name, peer, tuned, monkeypatch):
     row, built = _built_row(name, monkeypatch)
-    peer_row, _ = _built_row(peer, monkeypatch)
+    peer_row = _row(peer)
     assert row.config == peer_row.config and row.variables == peer_row.variables
 
     def settings(of: Row) -> dict:
@@ -269,7 +274,7 @@ def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_al
     together = built._replace(instances=ragged)
     with torch.no_grad():
         tokens = together.batch()["tokens"]
-        mask = tokens["tokens"]["tokens"] != 0
+        mask = get_text_field_mask(tokens)
         encoded = built.model._seq2seq_encoder(built.model._text_field_embedder(tokens), mask)
         pooled = built.model._seq2vec_encoder(encoded, mask)
         lengths = mask.sum(1)
