@@ -283,3 +283,64 @@ def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_al
         for i, instance in enumerate(ragged):
             alone = built.model(**built._replace(instances=[instance]).batch())["probs"]
             torch.testing.assert_close(probs[i:i + 1], alone, atol=1e-6, rtol=1e-5)
+
+
+def _sst_encoder_parameters(model, encoder: str) -> dict:
+    return {name.removeprefix(f"_{encoder}."): parameter for name, parameter in model.named_parameters()
+            if name.startswith(f"_{encoder}.")}
+
+
+def _without_initializer(row: Row) -> dict:
+    params = Params.from_file(str(REPO_ROOT / row.config), json.dumps(row.overrides)).as_dict()
+    params["model"].pop("initializer")
+    return params
+
+
+def _unknown_row_is_zero(model) -> bool:
+    table = model._text_field_embedder.token_embedder_tokens.weight
+    return bool((table[model.vocab.get_token_index("@@UNKNOWN@@")] == 0).all())
+
+
+def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(monkeypatch):
+    # an initializer regex that matches no parameter is silently unused: check what each one reached
+    row, built = _built_row("sst2_basic_lstm_50_tuned_embeddings_lstmn_init", monkeypatch)
+    base_row, base = _built_row("sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
+    assert _without_initializer(row) == _without_initializer(base_row)
+    _, reference = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
+    lstm = _sst_encoder_parameters(built.model, "seq2vec_encoder")
+    lstmn = _sst_encoder_parameters(reference.model, "seq2seq_encoder")
+    torch_bound = 1 / 50 ** 0.5
+    for layer in (0, 1):
+        for weight in ("weight_ih", "weight_hh"):
+            started, own = lstm[f"_module.{weight}_l{layer}"], lstmn[f"layers.{layer}.{weight}"]
+            assert started.shape == own.shape
+            assert started.abs().max() <= (6 / sum(started.shape)) ** 0.5  # Xavier's bound, 0.155
+            assert started.abs().max() > 1.05 * torch_bound  # past torch's, 0.141
+            assert started.std().item() == pytest.approx(own.std().item(), rel=0.05)
+        assert (lstm[f"_module.bias_ih_l{layer}"] == 0).all()
+        assert torch.equal(lstm[f"_module.bias_hh_l{layer}"], lstmn[f"layers.{layer}.bias_hh"])  # zero but f's 1
+        assert lstm[f"_module.bias_hh_l{layer}"].sum() == 50
+    # the base row starts as torch does: its biases are not zero
+    assert _sst_encoder_parameters(base.model, "seq2vec_encoder")["_module.bias_ih_l1"].abs().max() > 0.9 * torch_bound
+    assert _unknown_row_is_zero(built.model)
+
+
+def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in_both_layers(monkeypatch):
+    row, built = _built_row("sst2_lstmn_50_in_peer_settings_lstm_init", monkeypatch)
+    base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
+    assert _without_initializer(row) == _without_initializer(base_row)
+    _, peer = _built_row("sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
+    lstmn = _sst_encoder_parameters(built.model, "seq2seq_encoder")
+    own = _sst_encoder_parameters(base.model, "seq2seq_encoder")
+    lstm = _sst_encoder_parameters(peer.model, "seq2vec_encoder")
+    bound = 1 / 50 ** 0.5
+    for layer in (0, 1):
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            started = lstmn[f"layers.{layer}.{name}"]
+            assert started.abs().max() <= bound
+            assert started.abs().max() > 0.95 * bound
+            assert started.std().item() == pytest.approx(lstm[f"_module.{name}_l{layer}"].std().item(), rel=0.1)
+        # eq. 4's weights keep the LSTMN's own Xavier start
+        for name in ("tape_key", "input_query", "summary_query", "scorer"):
+            assert torch.equal(lstmn[f"layers.{layer}.{name}.weight"], own[f"layers.{layer}.{name}.weight"])
+    assert _unknown_row_is_zero(built.model)
