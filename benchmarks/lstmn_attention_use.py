@@ -41,8 +41,8 @@ import allennlp_models.classification  # noqa: F401  (basic_classifier, sst_toke
 import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
 from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
-from memplugins.modules.lstmn import LstmnLayer
 from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
+from windowed_lstmn import layer_steps  # eq. 4-9 step by step, with s^t replaced or windowed
 
 MODES = ("model", "most recent slot", "uniform")
 
@@ -65,43 +65,6 @@ def load(path: str):
         return load_run(Path(path)), validation_reader(Path(path))
     archive = load_archive(path)
     return archive.model.eval(), archive.validation_dataset_reader
-
-
-def layer_steps(layer: LstmnLayer, inputs: torch.Tensor, mode: str) -> torch.Tensor:
-    """Eq. 4-9 for a right-padded batch, step by step, with s^t from eq. 5 (`model`), from eq. 5 over the last K
-    slots only (`last K`), or replaced; the hidden tape."""
-    batch_size, num_steps, _ = inputs.shape
-    k = layer.hidden_size
-    bias = layer.gate_bias() if layer.gate_bias() is not None else inputs.new_zeros(4 * k)
-    input_gates = inputs @ layer.weight_ih.t() + bias  # W[., x_t] + b
-    input_queries = layer.input_query(inputs)  # W_x x_t
-    window = int(mode.removeprefix("last ")) if mode.startswith("last ") else None
-    hidden_tape: List[torch.Tensor] = []
-    memory_tape: List[torch.Tensor] = []
-    h_tilde = inputs.new_zeros(batch_size, k)
-    for t in range(num_steps):
-        if t == 0:
-            c_tilde = inputs.new_zeros(batch_size, k)
-        else:
-            H, C = torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1)
-            if mode == "model" or window is not None:
-                query = input_queries[:, t] + layer.summary_query(h_tilde)
-                scores = layer.scorer(torch.tanh(layer.tape_key(H) + query.unsqueeze(1))).squeeze(-1)  # (4)
-                if window is not None:
-                    before_window = torch.arange(t, device=scores.device) < t - window  # slots before t-K
-                    scores = scores.masked_fill(before_window, float("-inf"))
-                s = torch.softmax(scores, dim=-1)  # (5)
-            elif mode == "most recent slot":
-                s = torch.nn.functional.one_hot(torch.full((batch_size,), t - 1), t).to(inputs.dtype)
-            else:
-                s = inputs.new_full((batch_size, t), 1.0 / t)
-            h_tilde = torch.einsum("bi,bik->bk", s, H)  # (6)
-            c_tilde = torch.einsum("bi,bik->bk", s, C)
-        i, f, o, c_hat = (input_gates[:, t] + h_tilde @ layer.weight_hh.t()).chunk(4, dim=-1)  # (7)
-        c = torch.sigmoid(f) * c_tilde + torch.sigmoid(i) * torch.tanh(c_hat)  # (8)
-        hidden_tape.append(torch.sigmoid(o) * torch.tanh(c))  # (9)
-        memory_tape.append(c)
-    return torch.stack(hidden_tape, 1)
 
 
 def attention_statistics(attention: torch.Tensor, mask: torch.BoolTensor, totals: Dict[str, float]) -> None:
@@ -174,14 +137,14 @@ def main(argv: Optional[List[str]] = None) -> None:
                     hidden, memory, attention = original_forwards[index](inputs, mask, memory_addend)
                     captured.setdefault(index, []).append(dict(attention=attention, mask=mask))
                     if mode == "model":
-                        plain = layer_steps(layer, inputs, mode) * mask.unsqueeze(-1)
+                        plain = layer_steps(layer, inputs, mode)[0] * mask.unsqueeze(-1)
                         gap = float((plain - hidden).abs().max())
                         if gap > 1e-4:
                             raise SystemExit(f"the step-by-step equations differ from layer {index + 1} by {gap:.2g}")
                         return hidden, memory, attention
                     if index not in replaced:
                         return hidden, memory, attention
-                    return layer_steps(layer, inputs, mode) * mask.unsqueeze(-1), memory, attention
+                    return layer_steps(layer, inputs, mode)[0] * mask.unsqueeze(-1), memory, attention
 
                 for index, layer in enumerate(layers):
                     layer.forward = functools.partial(forward, index=index)

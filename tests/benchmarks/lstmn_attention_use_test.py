@@ -88,7 +88,7 @@ def test_the_attention_over_the_last_k_slots_is_the_one_hot_at_1_the_model_at_th
     torch.manual_seed(0)
     layer = LstmnLayer(5, 6)
     inputs = torch.randn(3, 9, 5)
-    by_mode = {mode: lstmn_attention_use.layer_steps(layer, inputs, mode)
+    by_mode = {mode: lstmn_attention_use.layer_steps(layer, inputs, mode)[0]
                for mode in ("model", "most recent slot", "last 1", "last 3", "last 8", "last 50")}
     torch.testing.assert_close(by_mode["last 1"], by_mode["most recent slot"])
     for window in ("last 8", "last 50"):  # at step t < 9 at most 8 slots are there to read

@@ -344,3 +344,21 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
         for name in ("tape_key", "input_query", "summary_query", "scorer"):
             assert torch.equal(lstmn[f"layers.{layer}.{name}.weight"], own[f"layers.{layer}.{name}.weight"])
     assert _unknown_row_is_zero(built.model)
+
+
+@pytest.mark.parametrize("window", [2, 5])
+def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, monkeypatch):
+    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_window_{window}", monkeypatch)
+    base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
+    assert row.packages == ["windowed_lstmn"] and base_row.packages == []
+    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
+                           for of in (row, base_row))
+    encoder = params["model"].pop("seq2seq_encoder")
+    assert encoder == {**base_params["model"].pop("seq2seq_encoder"), "type": "windowed_lstmn", "window": window}
+    assert params == base_params
+    assert [layer.window for layer in built.model._seq2seq_encoder.layers] == [window, window]
+    # the same start, draw for draw
+    own, windowed = base.model.state_dict(), built.model.state_dict()
+    assert own.keys() == windowed.keys()
+    for name in own:
+        assert torch.equal(own[name], windowed[name]), name
