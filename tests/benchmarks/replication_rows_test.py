@@ -301,14 +301,22 @@ def _unknown_row_is_zero(model) -> bool:
     return bool((table[model.vocab.get_token_index("@@UNKNOWN@@")] == 0).all())
 
 
+def _started_as_the_other(name: str, base: str, other: str, monkeypatch):
+    """The models of row NAME, of the row BASE it changes only in its initializer, and of the row OTHER whose
+    encoder's start it takes."""
+    row, built = _built_row(name, monkeypatch)
+    base_row, base_built = _built_row(base, monkeypatch)
+    assert _without_initializer(row) == _without_initializer(base_row)
+    return built.model, base_built.model, _built_row(other, monkeypatch)[1].model
+
+
 def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(monkeypatch):
     # an initializer regex that matches no parameter is silently unused: check what each one reached
-    row, built = _built_row("sst2_basic_lstm_50_tuned_embeddings_lstmn_init", monkeypatch)
-    base_row, base = _built_row("sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
-    assert _without_initializer(row) == _without_initializer(base_row)
-    _, reference = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
-    lstm = _sst_encoder_parameters(built.model, "seq2vec_encoder")
-    lstmn = _sst_encoder_parameters(reference.model, "seq2seq_encoder")
+    model, base, reference = _started_as_the_other("sst2_basic_lstm_50_tuned_embeddings_lstmn_init",
+                                                   "sst2_basic_lstm_50_tuned_embeddings",
+                                                   "sst2_lstmn_50_in_peer_settings", monkeypatch)
+    lstm = _sst_encoder_parameters(model, "seq2vec_encoder")
+    lstmn = _sst_encoder_parameters(reference, "seq2seq_encoder")
     torch_bound = 1 / 50 ** 0.5
     for layer in (0, 1):
         for weight in ("weight_ih", "weight_hh"):
@@ -321,18 +329,17 @@ def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(
         assert torch.equal(lstm[f"_module.bias_hh_l{layer}"], lstmn[f"layers.{layer}.bias_hh"])  # zero but f's 1
         assert lstm[f"_module.bias_hh_l{layer}"].sum() == 50
     # the base row starts as torch does: its biases are not zero
-    assert _sst_encoder_parameters(base.model, "seq2vec_encoder")["_module.bias_ih_l1"].abs().max() > 0.9 * torch_bound
-    assert _unknown_row_is_zero(built.model)
+    assert _sst_encoder_parameters(base, "seq2vec_encoder")["_module.bias_ih_l1"].abs().max() > 0.9 * torch_bound
+    assert _unknown_row_is_zero(model)
 
 
 def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in_both_layers(monkeypatch):
-    row, built = _built_row("sst2_lstmn_50_in_peer_settings_lstm_init", monkeypatch)
-    base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
-    assert _without_initializer(row) == _without_initializer(base_row)
-    _, peer = _built_row("sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
-    lstmn = _sst_encoder_parameters(built.model, "seq2seq_encoder")
-    own = _sst_encoder_parameters(base.model, "seq2seq_encoder")
-    lstm = _sst_encoder_parameters(peer.model, "seq2vec_encoder")
+    model, base, peer = _started_as_the_other("sst2_lstmn_50_in_peer_settings_lstm_init",
+                                              "sst2_lstmn_50_in_peer_settings",
+                                              "sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
+    lstmn = _sst_encoder_parameters(model, "seq2seq_encoder")
+    own = _sst_encoder_parameters(base, "seq2seq_encoder")
+    lstm = _sst_encoder_parameters(peer, "seq2vec_encoder")
     bound = 1 / 50 ** 0.5
     for layer in (0, 1):
         for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
@@ -343,7 +350,7 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
         # eq. 4's weights keep the LSTMN's own Xavier start
         for name in ("tape_key", "input_query", "summary_query", "scorer"):
             assert torch.equal(lstmn[f"layers.{layer}.{name}.weight"], own[f"layers.{layer}.{name}.weight"])
-    assert _unknown_row_is_zero(built.model)
+    assert _unknown_row_is_zero(model)
 
 
 @pytest.mark.parametrize("window", [2, 5])
