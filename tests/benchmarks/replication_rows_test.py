@@ -250,7 +250,8 @@ def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_t
 @pytest.mark.parametrize("name, peer, tuned", [
     ("sst2_lstmn_50_in_peer_settings", "sst2_basic_lstm_50_tuned_embeddings", True),
     ("sst5_lstmn_50_in_peer_settings", "sst5_basic_lstm_50_tuned_embeddings", True),
-    ("sst2_lstmn_50_in_peer_settings_fixed_embeddings", "sst2_basic_lstm_50", False)])
+    ("sst2_lstmn_50_in_peer_settings_fixed_embeddings", "sst2_basic_lstm_50", False),
+    ("sst2_lstmn_50_in_peer_settings_sentences", "sst2_basic_lstm_50_tuned_embeddings_sentences", True)])
 def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(name, peer, tuned, monkeypatch):
     row, built = _built_row(name, monkeypatch)
     peer_row = _row(peer)
