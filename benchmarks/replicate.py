@@ -53,6 +53,8 @@ from replication_rows import FAMILIES, INSTRUMENTS, Row
 from runs import ALLENNLP
 
 ROOT = Path(__file__).resolve().parent.parent
+# the token embedding table of every GloVe config (a row's `vectors_from` initializes it from another run)
+EMBEDDING_TABLE = r"^_text_field_embedder\.token_embedder_tokens\.weight$"
 DEADLINE_EXIT_CODE = 75  # memplugins.training.deadline.DEADLINE_EXIT_CODE (not imported: that pulls in torch)
 DEFAULT_RUNS = Path(os.environ.get("MEMPLUGINS_RUNS", Path.home() / ".cache" / "memplugins" / "replicate"))
 
@@ -174,7 +176,38 @@ class Replication:
         config = self.config(row, seed)
         seeds = {"random_seed": 13370 + seed, "numpy_seed": 1337 + seed, "pytorch_seed": 133 + seed}
         callbacks = config.get("trainer", {}).get("callbacks", []) + [{"type": "deadline"}] + row.callbacks
-        return {**row.overrides, **seeds, "trainer.callbacks": callbacks}
+        overrides = {**row.overrides, **seeds, "trainer.callbacks": callbacks}
+        if row.vectors_from:  # first: the first regex that matches a parameter is the one applied
+            from allennlp.common.params import with_overrides
+
+            initializer = with_overrides(config, row.overrides)["model"].get("initializer")
+            table = [EMBEDDING_TABLE, {"type": "pretrained", "parameter_name_overrides": {},
+                                       "weights_file_path": str(self.vectors_source(row, seed) / "train" / "best.th")}]
+            if initializer is None:  # a dotted key cannot reach into what the config lacks
+                overrides["model.initializer"] = {"regexes": [table]}
+            else:
+                overrides["model.initializer.regexes"] = [table, *initializer.get("regexes", [])]
+        return overrides
+
+    def vectors_source(self, row: Row, seed: int) -> Path:
+        """The run whose tuned table row ROW starts from (`Row.vectors_from`): the same seed's of that row."""
+        (source,) = [other for rows in FAMILIES.values() for other in rows if other.name == row.vectors_from]
+        return self.run_dir(source, seed)
+
+    def check_vectors_source(self, row: Row, seed: int, out: Path) -> None:
+        """Before the first piece: the source run is complete; after it (once `out` has a vocabulary): both runs
+        built the same vocabulary, so that row i of the copied table is the same word's."""
+        source = self.vectors_source(row, seed)
+        state = RunState.load(source / "run.json")
+        if state is None or not state.done or not (source / "train" / "best.th").exists():
+            raise RuntimeError(f"{row.name} seed {seed} starts from the table of {source}, which is not a complete "
+                               f"run: train it first (replicate.py with --rows {row.vectors_from} --seeds {seed}; a "
+                               "run whose result is recorded but whose directory is gone trains again with a "
+                               "--results file that lacks it)")
+        tokens = out / "train" / "vocabulary" / "tokens.txt"
+        if tokens.exists() and tokens.read_bytes() != (source / "train" / "vocabulary" / "tokens.txt").read_bytes():
+            raise RuntimeError(f"{out.name} and {source.name} built different vocabularies: the copied table's rows "
+                               "would be other words'")
 
     def config(self, row: Row, seed: int) -> dict:
         """The row's config as `allennlp train` evaluates it, before the overrides."""
@@ -202,6 +235,8 @@ class Replication:
             recover = (serialization / "config.json").exists()
             if not recover and serialization.exists():
                 subprocess.run(["rm", "-rf", str(serialization)], check=True)
+            if row.vectors_from:
+                self.check_vectors_source(row, seed, out)
             if recover:  # the run's own resolved config: a later edit of the config or the row cannot break it
                 self.relocate(out, state)
                 command = [*ALLENNLP, "train", str(serialization / "config.json"), "-s", str(serialization), "--recover"]
@@ -225,6 +260,8 @@ class Replication:
             state.pieces.append({"started": datetime.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
                                  "seconds": round(time.time() - started), "device": self.device, "exit": code,
                                  "epochs_done": epochs_done(serialization), "processor": processor()})
+            if row.vectors_from:
+                self.check_vectors_source(row, seed, out)
             if code == 0 and (serialization / "model.tar.gz").exists():
                 state.done = True
             elif code != DEADLINE_EXIT_CODE:
@@ -317,6 +354,7 @@ class Replication:
             "data": row.data, "seed": seed, "epochs": metrics.get("epoch", -1) + 1, "best_epoch": metrics.get("best_epoch"),
             "dev": metrics.get(f"best_validation_{row.dev_metric}"), "dev_metric": row.dev_metric,
             "metric": row.metric, "value": value, "paper": row.paper,
+            **({"vectors_from": self.vectors_source(row, seed).name} if row.vectors_from else {}),
             **({"also": also, "also_paper": row.also} if also else {}), "device": devices(state),
             "vocabulary": vocabulary_of(trained), "unknown_row": unknown_row,
             **({"unknown_row_zeroed_after_training": True} if zeroed_after_training else {}),

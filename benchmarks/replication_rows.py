@@ -100,6 +100,10 @@ class Row:
     slices: Dict[str, list] = field(default_factory=dict)
     # modules of benchmarks/ (INSTRUMENTS) that register a class the row's config names: `--include-package`d
     packages: List[str] = field(default_factory=list)
+    # a row whose run of the same seed gives this row's embedding table: its best epoch's (`best.th`), through
+    # AllenNLP's `pretrained` initializer (replicate.py checks that the run is complete before training and that the
+    # two runs built the same vocabulary after the first piece); that run must stay in --runs until this one is done
+    vectors_from: Optional[str] = None
 
 
 # measuring instruments that rows train, not models of the package (the run analyses import them with the plugins)
@@ -208,6 +212,15 @@ SNLI_SLICES = {"snli_dev_train.jsonl": [SNLI_DEV, 0, 9001], "snli_dev_selection.
 IWSLT_VALID = "DATA/iwslt14_de_en/valid.de-en"
 IWSLT_SLICES = {f"iwslt14_valid_{part}.de-en.{language}": [f"{IWSLT_VALID}.{language}", first, end]
                 for part, first, end in [("train", 0, 6469), ("selection", 6469, 6969)] for language in ("en", "de")}
+
+
+def vectors_from(source: str, family: str, name: str, label: str, overrides: dict) -> Row:
+    """A binary row of the peer's config (sst_basic_classifier_lstm.jsonnet) with OVERRIDES, whose embedding table
+    is fixed at the tuned table of row SOURCE's run of the same seed (`Row.vectors_from`)."""
+    paper = 0.863 if family == "sst_lstmn" else None
+    (row,) = _sst(family, [(name, label, "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", paper, {},
+                            "config", {**FIXED_VECTORS, **overrides})], epochs=10)
+    return replace(row, vectors_from=source)
 
 
 def initializer_regexes(config: str) -> list:
@@ -559,7 +572,21 @@ FAMILIES: Dict[str, List[Row]] = {
          "peer's settings, binary, embeddings fine-tuned, trained on sentences only",
          "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", 0.863, {}, "config",
          {**TUNED_VECTORS, **lstmn_in_peer_settings(50), **SENTENCES_ONLY}),
-    ], epochs=10),
+    ], epochs=10) + [
+        # Is the binary LSTMN's shortfall in the vectors it tunes or in how it composes them? Each encoder trained with
+        # its table fixed at the table another run tuned (the same seed's run of the named row, its best epoch): the
+        # LSTMN over the LSTM's tuned vectors and over its own, and in sst_peers the LSTM over each. If the LSTMN
+        # composes as well, it reads as the LSTM over the LSTM's vectors; if the vectors are as good, the LSTM reads
+        # over the LSTMN's as over its own
+        vectors_from("sst2_basic_lstm_50_tuned_embeddings", "sst_lstmn", "sst2_lstmn_50_in_peer_settings_lstm_vectors",
+                     "basic_classifier + lstmn (2 layers of 50, its last state) in the peer's settings, binary, "
+                     "embeddings fixed at those the peer's LSTM of 50 tuned (its run of the same seed)",
+                     lstmn_in_peer_settings(50)),
+        vectors_from("sst2_lstmn_50_in_peer_settings", "sst_lstmn", "sst2_lstmn_50_in_peer_settings_own_vectors",
+                     "basic_classifier + lstmn (2 layers of 50, its last state) in the peer's settings, binary, "
+                     "embeddings fixed at those an LSTMN tuned (sst2_lstmn_50_in_peer_settings, the same seed)",
+                     lstmn_in_peer_settings(50)),
+    ],
     # Munkhdalai & Yu: 25 epochs on the phrases (the configs train on them).
     "sst_nse": _sst("sst_nse", [
         ("sst5_nse", "nse, fine-grained", "training_config/sst5_nse.jsonnet", "5-class", 0.528, {}, "config"),
@@ -811,7 +838,16 @@ FAMILIES: Dict[str, List[Row]] = {
         ("sst2_basic_lstm_tuned_embeddings_sentences", "basic_classifier + lstm, binary, embeddings fine-tuned, "
          "trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {},
          "config", {**TUNED_VECTORS, **SENTENCES_ONLY}),
-    ], epochs=10),
+    ], epochs=10) + [
+        # sst_lstmn's vector swap (sst2_lstmn_50_in_peer_settings_lstm_vectors): the LSTM of 50 over the table its
+        # own run of the same seed tuned, and over the table the LSTMN's tuned
+        vectors_from("sst2_basic_lstm_50_tuned_embeddings", "sst_peers", "sst2_basic_lstm_50_own_vectors",
+                     "basic_classifier + lstm (2 layers of 50), binary, embeddings fixed at those the same LSTM tuned "
+                     "(sst2_basic_lstm_50_tuned_embeddings, the same seed)", PEER_LSTM_OF_50),
+        vectors_from("sst2_lstmn_50_in_peer_settings", "sst_peers", "sst2_basic_lstm_50_lstmn_vectors",
+                     "basic_classifier + lstm (2 layers of 50), binary, embeddings fixed at those the LSTMN in the "
+                     "peer's settings tuned (sst2_lstmn_50_in_peer_settings, the same seed)", PEER_LSTM_OF_50),
+    ],
     "wikiqa": [
         Row("wikiqa_mma_nse", family="wikiqa", system="ours", label="answer_selection (MMA-NSE attention)",
             config="training_config/wikiqa_mma_nse_attention.jsonnet",

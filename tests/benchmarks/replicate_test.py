@@ -305,3 +305,50 @@ def test_a_bad_until_is_refused_before_anything_trains(tmp_path):
     finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 2 and "--until 25:00: not a time of day" in finished.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_path, monkeypatch):
+    source = SPEC["rows"][0]
+    fixed = {**source, "name": "tiny_rte_source_vectors", "label": "rte_attention, the table tiny_rte tuned, fixed",
+             "vectors_from": "tiny_rte",
+             "overrides": {**source["overrides"], "model.text_field_embedder.token_embedders.tokens.trainable": False}}
+    (tmp_path / "spec.json").write_text(json.dumps({"family": "tiny_rte", "rows": [source, fixed]}))
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+               str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "r.jsonl")]
+    # its source not trained yet: refused, naming the row to train
+    refused = subprocess.run([*command, "--rows", "tiny_rte_source_vectors"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=600)
+    assert refused.returncode != 0 and "--rows tiny_rte --seeds 1" in refused.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+    finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    results = {result["row"]: result for result in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    assert results["tiny_rte_source_vectors"]["vectors_from"] == "tiny_rte-seed1" and "vectors_from" not in results["tiny_rte"]
+    import torch
+
+    table = "_text_field_embedder.token_embedder_tokens.weight"
+    tuned = torch.load(tmp_path / "runs" / "tiny_rte-seed1" / "train" / "best.th")[table]
+    kept = torch.load(tmp_path / "runs" / "tiny_rte_source_vectors-seed1" / "train" / "best.th")
+    assert torch.equal(kept[table], tuned)  # copied, then fixed through training
+    (first, initializer), *_ = json.loads(
+        (tmp_path / "runs" / "tiny_rte_source_vectors-seed1" / "train" / "config.json").read_text()
+    )["model"]["initializer"]["regexes"]
+    assert initializer["type"] == "pretrained" and initializer["weights_file_path"].endswith("tiny_rte-seed1/train/best.th")
+
+    # a run whose vocabulary is not its source's is stopped: the copied rows would be other words'
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    import replicate
+    from replication_rows import Row
+
+    monkeypatch.setitem(replicate.FAMILIES, "tiny_rte", [Row(family="tiny_rte", **row) for row in (source, fixed)])
+    args = type("Args", (), dict(data=str(tmp_path), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
+                                 device="cpu", threads=1, minutes=None, until=None))
+    replication = replicate.Replication(args)
+    row = replicate.FAMILIES["tiny_rte"][1]
+    out = tmp_path / "runs" / "tiny_rte_source_vectors-seed1"
+    replication.check_vectors_source(row, 1, out)
+    tokens = out / "train" / "vocabulary" / "tokens.txt"
+    tokens.write_text("another\n" + tokens.read_text())
+    with pytest.raises(RuntimeError, match="different vocabularies"):
+        replication.check_vectors_source(row, 1, out)
