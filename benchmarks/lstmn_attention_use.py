@@ -24,8 +24,9 @@ If replacing the attention by "most recent slot" costs little, the tape adds lit
     .venv/bin/python benchmarks/lstmn_attention_use.py SERIALIZATION_DIR_OR_ARCHIVE FILE [--batches N]
         [--window K [K ...]]
 
-The ablations run eq. 4-9 step by step over the batch (a third, plain implementation); with the model's own
-attention it is checked against the layer's output before any figure is printed.
+The ablations run eq. 4-9 step by step over the batch (`windowed_lstmn.layer_steps`, a third, plain
+implementation); with the model's own attention it is checked against the layer's output before any figure is
+printed. A model trained with `windowed_lstmn` (benchmarks/windowed_lstmn.py) is read at its own window "as trained".
 """
 import argparse
 import functools

@@ -67,7 +67,8 @@ def layer_steps(
             first = 0 if window is None else max(0, t - window)  # the slots read: first .. t-1
             H, C = torch.stack(hidden_tape[first:], 1), torch.stack(memory_tape[first:], 1)
             if mode == "most recent slot":
-                s = torch.nn.functional.one_hot(torch.full((batch_size,), t - 1 - first), t - first).to(inputs.dtype)
+                recent = torch.full((batch_size,), t - 1 - first, device=inputs.device)
+                s = torch.nn.functional.one_hot(recent, t - first).to(inputs.dtype)
             elif mode == "uniform":
                 s = inputs.new_full((batch_size, t), 1.0 / t)
             else:
