@@ -324,7 +324,8 @@ def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_pa
     finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
     results = {result["row"]: result for result in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
-    assert results["tiny_rte_source_vectors"]["vectors_from"] == "tiny_rte-seed1" and "vectors_from" not in results["tiny_rte"]
+    assert results["tiny_rte_source_vectors"]["vectors_from"] == "tiny_rte-seed1"
+    assert "vectors_from" not in results["tiny_rte"]
     import torch
 
     table = "_text_field_embedder.token_embedder_tokens.weight"
@@ -334,7 +335,8 @@ def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_pa
     (first, initializer), *_ = json.loads(
         (tmp_path / "runs" / "tiny_rte_source_vectors-seed1" / "train" / "config.json").read_text()
     )["model"]["initializer"]["regexes"]
-    assert initializer["type"] == "pretrained" and initializer["weights_file_path"].endswith("tiny_rte-seed1/train/best.th")
+    assert initializer["type"] == "pretrained"
+    assert initializer["weights_file_path"].endswith("tiny_rte-seed1/train/best.th")
 
     # a run whose vocabulary is not its source's is stopped: the copied rows would be other words'
     monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))

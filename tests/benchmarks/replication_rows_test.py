@@ -6,6 +6,7 @@ override, fails here.
 """
 import importlib
 import json
+import re
 import sys
 from dataclasses import replace
 from typing import List
@@ -302,22 +303,24 @@ def _unknown_row_is_zero(model) -> bool:
     return bool((table[model.vocab.get_token_index("@@UNKNOWN@@")] == 0).all())
 
 
-def _started_as_the_other(name: str, base: str, other: str, monkeypatch):
-    """The models of row NAME, of the row BASE it changes only in its initializer, and of the row OTHER whose
-    encoder's start it takes."""
+def _started_as_the_other(name: str, base: str, other: str, monkeypatch) -> tuple:
+    """The encoder parameters of row NAME, of the row BASE it changes only in its initializer, and of the row OTHER
+    whose encoder's start it takes (an LSTM row's `seq2vec_encoder`, an LSTMN row's `seq2seq_encoder`), and NAME's
+    model."""
     row, built = _built_row(name, monkeypatch)
     base_row, base_built = _built_row(base, monkeypatch)
     assert _without_initializer(row) == _without_initializer(base_row)
-    return built.model, base_built.model, _built_row(other, monkeypatch)[1].model
+    models = (built.model, base_built.model, _built_row(other, monkeypatch)[1].model)
+    encoders = [_sst_encoder_parameters(model, "seq2seq_encoder" if model._seq2seq_encoder else "seq2vec_encoder")
+                for model in models]
+    return (*encoders, built.model)
 
 
 def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(monkeypatch):
     # an initializer regex that matches no parameter is silently unused: check what each one reached
-    model, base, reference = _started_as_the_other("sst2_basic_lstm_50_tuned_embeddings_lstmn_init",
-                                                   "sst2_basic_lstm_50_tuned_embeddings",
-                                                   "sst2_lstmn_50_in_peer_settings", monkeypatch)
-    lstm = _sst_encoder_parameters(model, "seq2vec_encoder")
-    lstmn = _sst_encoder_parameters(reference, "seq2seq_encoder")
+    lstm, base, lstmn, model = _started_as_the_other("sst2_basic_lstm_50_tuned_embeddings_lstmn_init",
+                                                     "sst2_basic_lstm_50_tuned_embeddings",
+                                                     "sst2_lstmn_50_in_peer_settings", monkeypatch)
     torch_bound = 1 / 50 ** 0.5
     for layer in (0, 1):
         for weight in ("weight_ih", "weight_hh"):
@@ -330,27 +333,25 @@ def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(
         assert torch.equal(lstm[f"_module.bias_hh_l{layer}"], lstmn[f"layers.{layer}.bias_hh"])  # zero but f's 1
         assert lstm[f"_module.bias_hh_l{layer}"].sum() == 50
     # the base row starts as torch does: its biases are not zero
-    assert _sst_encoder_parameters(base, "seq2vec_encoder")["_module.bias_ih_l1"].abs().max() > 0.9 * torch_bound
+    assert base["_module.bias_ih_l1"].abs().max() > 0.9 * torch_bound
     assert _unknown_row_is_zero(model)
 
 
 def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in_both_layers(monkeypatch):
-    model, base, peer = _started_as_the_other("sst2_lstmn_50_in_peer_settings_lstm_init",
-                                              "sst2_lstmn_50_in_peer_settings",
-                                              "sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
-    lstmn = _sst_encoder_parameters(model, "seq2seq_encoder")
-    own = _sst_encoder_parameters(base, "seq2seq_encoder")
-    lstm = _sst_encoder_parameters(peer, "seq2vec_encoder")
-    bound = 1 / 50 ** 0.5
-    for layer in (0, 1):
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            started = lstmn[f"layers.{layer}.{name}"]
-            assert started.abs().max() <= bound
-            assert started.abs().max() > 0.95 * bound
-            assert started.std().item() == pytest.approx(lstm[f"_module.{name}_l{layer}"].std().item(), rel=0.1)
-        # eq. 4's weights keep the LSTMN's own Xavier start
-        for name in ("tape_key", "input_query", "summary_query", "scorer"):
-            assert torch.equal(lstmn[f"layers.{layer}.{name}.weight"], own[f"layers.{layer}.{name}.weight"])
+    lstmn, own, lstm, model = _started_as_the_other("sst2_lstmn_50_in_peer_settings_lstm_init",
+                                                    "sst2_lstmn_50_in_peer_settings",
+                                                    "sst2_basic_lstm_50_tuned_embeddings", monkeypatch)
+    # eq. 7, both layers: torch's uniform start (its largest draws near the bound, its spread torch's)
+    drawn = {name: parameter for name, parameter in lstmn.items()
+             if re.fullmatch(r"layers\.[01]\.(weight|bias)_.h", name)}
+    assert len(drawn) == 8
+    assert all(0.95 / 50 ** 0.5 < parameter.abs().max() <= 1 / 50 ** 0.5 for parameter in drawn.values())
+    torch.testing.assert_close(torch.stack([parameter.std() for parameter in drawn.values()]),
+                               torch.stack([lstm["_module." + re.sub(r"layers\.(\d)\.(.*)", r"\2_l\1", name)].std()
+                                            for name in drawn]), rtol=0.1, atol=0)
+    # eq. 4's weights keep the LSTMN's own Xavier start
+    kept = [name for name in lstmn if name.split(".")[2] in ("tape_key", "input_query", "summary_query", "scorer")]
+    assert len(kept) == 8 and all(torch.equal(lstmn[name], own[name]) for name in kept)
     assert _unknown_row_is_zero(model)
 
 
