@@ -44,8 +44,8 @@ def lstmn_in_peer_settings(width: int) -> dict:
 
 # The two starts of the pair in the peer's settings (2 layers of 50): our LSTMN's eq. 7 (Xavier-uniform weights, b
 # zero but the forget gate's 1: LstmnLayer.reset_parameters) and torch's LSTM (every weight and bias uniform in
-# +-1/sqrt(50)). Each regex list keeps the config's own (the zero @@UNKNOWN@@ row) first; read lazily, since the
-# config is only parsed when a row is built
+# +-1/sqrt(50)). Each regex list keeps the config's own (the zero @@UNKNOWN@@ row) first, read from the config as
+# the SNLI rows read theirs (`initializer_regexes`)
 def _peer_config_regexes() -> list:
     return initializer_regexes("benchmarks/configs/sst_basic_classifier_lstm.jsonnet")
 
@@ -747,12 +747,14 @@ FAMILIES: Dict[str, List[Row]] = {
         # with the peer's `lstm` in place of the `lstmn`
         ("sst2_basic_lstm_50", "basic_classifier + lstm (2 layers of 50), binary",
          "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {}, "config", PEER_LSTM_OF_50),
-        # sst_lstmn's sst2_lstmn_50_in_peer_settings_lstm_init the other way round: the peer's LSTM of 50 (vectors
-        # tuned) started as our LSTMN's eq. 7. It is what the LSTMN computes with eq. 5's softmax over one slot (the
-        # last): the LSTMN's start without its attention
+        # the peer of sst_lstmn's sst2_lstmn_50_in_peer_settings_sentences: the LSTM of 50, vectors tuned, trained on
+        # the training sentences only
         ("sst2_basic_lstm_50_tuned_embeddings_sentences", "basic_classifier + lstm (2 layers of 50), binary, "
          "embeddings fine-tuned, trained on sentences only", "benchmarks/configs/sst_basic_classifier_lstm.jsonnet",
          "2-class", None, {}, "config", {**TUNED_VECTORS, **PEER_LSTM_OF_50, **SENTENCES_ONLY}),
+        # sst_lstmn's sst2_lstmn_50_in_peer_settings_lstm_init the other way round: the peer's LSTM of 50 (vectors
+        # tuned) started as our LSTMN's eq. 7. It is what the LSTMN computes with eq. 5's softmax over one slot (the
+        # last): the LSTMN's start without its attention
         ("sst2_basic_lstm_50_tuned_embeddings_lstmn_init", "basic_classifier + lstm (2 layers of 50), binary, "
          "embeddings fine-tuned, started as our LSTMN's eq. 7 (Xavier-uniform weights, forget-gate bias 1)",
          "benchmarks/configs/sst_basic_classifier_lstm.jsonnet", "2-class", None, {}, "config",
