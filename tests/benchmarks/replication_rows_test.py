@@ -355,10 +355,11 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
     assert _unknown_row_is_zero(model)
 
 
-@pytest.mark.parametrize("window", [2, 5])
-def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, monkeypatch):
-    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_window_{window}", monkeypatch)
-    base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
+@pytest.mark.parametrize("window, data", [(2, ""), (5, ""), (2, "_sentences")])
+def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, data,
+                                                                                                  monkeypatch):
+    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_window_{window}{data}", monkeypatch)
+    base_row, base = _built_row(f"sst2_lstmn_50_in_peer_settings{data}", monkeypatch)
     assert row.packages == ["windowed_lstmn"] and base_row.packages == []
     params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
                            for of in (row, base_row))
