@@ -132,7 +132,6 @@ class WindowedLstmnEncoder(LstmnEncoder):
         if window < 1:
             raise ConfigurationError(f"windowed_lstmn: a window holds at least one slot, not {window}")
         super().__init__(input_size, hidden_size, num_layers, skip_connections, dropout, bias=bias)
-        self._window = window
         windowed = []
         with torch.random.fork_rng():  # the copies' own draws leave the generator where the `lstmn` leaves it
             for layer in self.layers:
