@@ -25,7 +25,7 @@ not valid ones. Left to right only; no memory addend (deep fusion's).
 Registered as a `Seq2SeqEncoder` with name "windowed_lstmn" when this module is imported (replicate.py's rows name
 it in `packages`; the run analyses import it with the plugins).
 """
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -42,7 +42,8 @@ def layer_steps(
     window (`model`: the whole tape for an `LstmnLayer`, the last `layer.window` slots for a `WindowedLstmnLayer`),
     from eq. 5 over the last K slots (`last K`), 1 on slot t-1 (`most recent slot`) or uniform over slots < t
     (`uniform`). Returns the hidden and memory tapes `(B, T, h)` and s `(B, T, T)` (row t: the weights on slots
-    i < t, detached), at every position: the caller masks padded ones."""
+    i < t, detached), at every position: the caller masks padded ones. A layer with a `recency_score` β
+    (benchmarks/recency_lstmn.py) adds it to slot t-1's a_i^t wherever s^t is eq. 5's."""
     batch_size, num_steps, _ = inputs.shape
     k = layer.hidden_size
     if mode.startswith("last "):
@@ -74,6 +75,9 @@ def layer_steps(
             else:
                 query = input_queries[:, t] + layer.summary_query(h_tilde)
                 scores = layer.scorer(torch.tanh(torch.stack(keys[first:], 1) + query.unsqueeze(1))).squeeze(-1)  # (4)
+                recency = getattr(layer, "recency_score", None)  # recency_lstmn's β, on slot t-1's score
+                if recency is not None:
+                    scores = torch.cat([scores[:, :-1], scores[:, -1:] + recency], dim=1)
                 s = torch.softmax(scores, dim=-1)  # (5)
             h_tilde = torch.einsum("bi,bik->bk", s, H)  # (6)
             c_tilde = torch.einsum("bi,bik->bk", s, C)
@@ -87,10 +91,25 @@ def layer_steps(
     return torch.stack(hidden_tape, 1), torch.stack(memory_tape, 1), attention
 
 
-class WindowedLstmnLayer(LstmnLayer):
-    """An `LstmnLayer` whose eq. 4-6 read the last `window` slots of the tape (module doc)."""
+def copies_of(layers: torch.nn.ModuleList, make_copy: Callable[[LstmnLayer], LstmnLayer]) -> torch.nn.ModuleList:
+    """Each of the `lstmn`'s LAYERS as the instrument's layer MAKE_COPY builds, holding the layer's parameters. The
+    copies' own random draws leave the generator where the `lstmn` left it, so a seed starts an instrument as it
+    starts the `lstmn`; a parameter the copy adds keeps the start the copy gave it."""
+    copies = []
+    with torch.random.fork_rng():
+        for layer in layers:
+            copy = make_copy(layer)
+            _, unexpected = copy.load_state_dict(layer.state_dict(), strict=False)
+            if unexpected:
+                raise ValueError(f"copies_of: {type(copy).__name__} lacks the lstmn's {unexpected}")
+            copies.append(copy)
+    return torch.nn.ModuleList(copies)
 
-    def __init__(self, input_size: int, hidden_size: int, window: int, bias: bool = True) -> None:
+
+class WindowedLstmnLayer(LstmnLayer):
+    """An `LstmnLayer` whose eq. 4-6 read the last `window` slots of the tape (module doc; None: the whole tape)."""
+
+    def __init__(self, input_size: int, hidden_size: int, window: Optional[int], bias: bool = True) -> None:
         super().__init__(input_size, hidden_size, bias=bias)
         self.window = window
 
@@ -132,10 +151,5 @@ class WindowedLstmnEncoder(LstmnEncoder):
         if window < 1:
             raise ConfigurationError(f"windowed_lstmn: a window holds at least one slot, not {window}")
         super().__init__(input_size, hidden_size, num_layers, skip_connections, dropout, bias=bias)
-        windowed = []
-        with torch.random.fork_rng():  # the copies' own draws leave the generator where the `lstmn` leaves it
-            for layer in self.layers:
-                copy = WindowedLstmnLayer(layer.input_size, hidden_size, window, bias=bias)
-                copy.load_state_dict(layer.state_dict())
-                windowed.append(copy)
-        self.layers = torch.nn.ModuleList(windowed)
+        self.layers = copies_of(
+            self.layers, lambda layer: WindowedLstmnLayer(layer.input_size, hidden_size, window, bias=bias))

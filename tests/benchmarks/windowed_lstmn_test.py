@@ -62,19 +62,24 @@ def test_a_window_as_long_as_the_input_is_the_lstmn_outputs_attention_and_gradie
         torch.testing.assert_close(copied.grad, own.grad, msg=name)
 
 
-def test_a_window_of_one_slot_is_torchs_lstm_with_eq7s_weights():
-    _, windowed = _pair(window=1, num_layers=1)
-    layer = windowed.layers[0]
-    lstm = torch.nn.LSTM(5, 6, batch_first=True).double()
+def lstm_with_eq7_weights(layer: LstmnLayer) -> torch.nn.LSTM:
+    """torch's one-layer LSTM (float64) with LAYER's eq. 7 weights and biases."""
+    k = layer.hidden_size
+    lstm = torch.nn.LSTM(layer.input_size, k, batch_first=True).double()
     # eq. 7's gates are [i; f; o; ĉ], torch's [i; f; ĉ (g); o]
-    order = torch.cat([torch.arange(0, 12), torch.arange(18, 24), torch.arange(12, 18)])
+    order = torch.cat([torch.arange(0, 2 * k), torch.arange(3 * k, 4 * k), torch.arange(2 * k, 3 * k)])
     with torch.no_grad():
         lstm.weight_ih_l0.copy_(layer.weight_ih[order])
         lstm.weight_hh_l0.copy_(layer.weight_hh[order])
         lstm.bias_ih_l0.copy_(layer.bias_ih[order])
         lstm.bias_hh_l0.copy_(layer.bias_hh[order])
+    return lstm
+
+
+def test_a_window_of_one_slot_is_torchs_lstm_with_eq7s_weights():
+    _, windowed = _pair(window=1, num_layers=1)
     inputs = torch.randn(2, 7, 5, dtype=torch.float64)
-    expected, _ = lstm(inputs)
+    expected, _ = lstm_with_eq7_weights(windowed.layers[0])(inputs)
     torch.testing.assert_close(windowed(inputs, torch.ones(2, 7, dtype=torch.bool)), expected)
 
 

@@ -1,0 +1,105 @@
+"""benchmarks/recency_lstmn.py: β = 0 is the `lstmn` (outputs, attention, every gradient), a large β torch's LSTM,
+β between moves s^t toward the most recent slot and learns; its start, padding and refusals."""
+import sys
+
+import pytest
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+
+from memplugins.encoders.lstmn import LstmnEncoder
+from tests.benchmarks.windowed_lstmn_test import lstm_with_eq7_weights
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from recency_lstmn import RecencyLstmnEncoder  # noqa: E402
+
+
+def _pair(recency_start: float, num_layers: int = 2, seed: int = 0):
+    torch.manual_seed(seed)
+    lstmn = LstmnEncoder(5, 6, num_layers=num_layers).double()
+    torch.manual_seed(seed)
+    recency = RecencyLstmnEncoder(5, 6, recency_start=recency_start, num_layers=num_layers).double()
+    return lstmn, recency
+
+
+def _inputs_and_mask():
+    torch.manual_seed(1)
+    inputs = torch.randn(3, 9, 5, dtype=torch.float64)
+    mask = torch.ones(3, 9, dtype=torch.bool)
+    mask[1, 6:] = False
+    mask[2, 2:] = False
+    return inputs * mask.unsqueeze(-1), mask
+
+
+def test_it_is_registered_and_starts_as_the_lstmn_with_beta_at_its_start():
+    assert Seq2SeqEncoder.by_name("recency_lstmn") is RecencyLstmnEncoder
+    lstmn, recency = _pair(recency_start=5.0)
+    after_lstmn = torch.rand(4)
+    torch.manual_seed(0)
+    RecencyLstmnEncoder(5, 6, recency_start=5.0, num_layers=2)
+    assert torch.equal(torch.rand(4), after_lstmn)  # the copies' draws leave the generator as the lstmn does
+    own, copied = lstmn.state_dict(), recency.state_dict()
+    assert copied.keys() - own.keys() == {"layers.0.recency_score", "layers.1.recency_score"}
+    assert own.keys() <= copied.keys()
+    for name in own:
+        assert torch.equal(own[name], copied[name]), name
+    assert all(layer.recency_score.item() == 5.0 for layer in recency.layers)
+
+
+def test_beta_zero_is_the_lstmn_outputs_attention_and_gradients_and_beta_learns():
+    lstmn, recency = _pair(recency_start=0.0)
+    inputs, mask = _inputs_and_mask()
+    outputs = [encoder(inputs, mask) for encoder in (lstmn, recency)]
+    torch.testing.assert_close(outputs[1], outputs[0])
+    torch.testing.assert_close(recency.last_attention, lstmn.last_attention)
+    target = torch.randn_like(outputs[0])
+    for output in outputs:
+        (output * target).sum().backward()
+    own = dict(lstmn.named_parameters())
+    for name, parameter in recency.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+        if name in own:
+            torch.testing.assert_close(parameter.grad, own[name].grad, msg=name)
+
+
+def test_a_large_beta_is_torchs_lstm_with_eq7s_weights():
+    _, recency = _pair(recency_start=80.0, num_layers=1)  # e^-80: the other slots' weights vanish in float64
+    inputs = torch.randn(2, 7, 5, dtype=torch.float64)
+    expected, _ = lstm_with_eq7_weights(recency.layers[0])(inputs)
+    torch.testing.assert_close(recency(inputs, torch.ones(2, 7, dtype=torch.bool)), expected)
+
+
+def test_beta_between_moves_the_attention_to_the_most_recent_slot_by_e_to_the_beta():
+    lstmn, recency = _pair(recency_start=2.0)
+    inputs, mask = _inputs_and_mask()
+    lstmn(inputs, mask)
+    recency(inputs, mask)
+    own, moved = lstmn.last_attention[:, 0], recency.last_attention[:, 0]
+    # layer 1's third step reads the same two slots with the same query in both (the second step's s is 1 on the
+    # first slot either way): its scores differ by β on slot t-1 alone, so slot 1's odds against it by e^-β
+    odds, own_odds = moved[:2, 2, 0] / moved[:2, 2, 1], own[:2, 2, 0] / own[:2, 2, 1]
+    torch.testing.assert_close(odds, own_odds * torch.exp(torch.tensor(-2.0, dtype=torch.float64)))
+    # later the slots differ too; the most recent still holds more of each s^t
+    steps = torch.arange(3, 9)
+    assert (moved[0, steps, steps - 1] > own[0, steps, steps - 1]).all()
+    assert not torch.allclose(recency(inputs, mask), lstmn(inputs, mask))
+
+
+def test_a_padded_batch_gives_each_sequence_alone():
+    _, recency = _pair(recency_start=3.0)
+    recency.eval()
+    lengths = [7, 3, 5]
+    inputs = torch.randn(3, 7, 5, dtype=torch.float64)
+    mask = torch.arange(7).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    together = recency(inputs * mask.unsqueeze(-1), mask)
+    for b, length in enumerate(lengths):
+        alone = recency(inputs[b:b + 1, :length], mask[b:b + 1, :length])
+        torch.testing.assert_close(together[b:b + 1, :length], alone)
+        assert (together[b, length:] == 0).all()
+
+
+def test_it_refuses_a_start_that_is_not_finite():
+    for start in (float("inf"), float("nan")):
+        with pytest.raises(ConfigurationError, match="finite"):
+            RecencyLstmnEncoder(5, 6, recency_start=start)
