@@ -374,18 +374,19 @@ def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_
         assert torch.equal(own[name], windowed[name]), name
 
 
-def test_the_recency_start_row_differs_from_the_lstmn_in_the_peers_settings_in_beta_alone(monkeypatch):
-    row, built = _built_row("sst2_lstmn_50_in_peer_settings_recency_start_5", monkeypatch)
+@pytest.mark.parametrize("start", [5.0, 2.0])
+def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(start, monkeypatch):
+    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_recency_start_{start:g}", monkeypatch)
     base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
     assert row.packages == ["recency_lstmn"]
     params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
                            for of in (row, base_row))
     encoder = params["model"].pop("seq2seq_encoder")
-    assert encoder == {**base_params["model"].pop("seq2seq_encoder"), "type": "recency_lstmn", "recency_start": 5.0}
+    assert encoder == {**base_params["model"].pop("seq2seq_encoder"), "type": "recency_lstmn", "recency_start": start}
     assert params == base_params
-    # the same start, draw for draw, and β at 5 in both layers (no initializer regex reaches it)
+    # the same start, draw for draw, and β at its start in both layers (no initializer regex reaches it)
     own, started = base.model.state_dict(), built.model.state_dict()
     assert started.keys() - own.keys() == {f"_seq2seq_encoder.layers.{k}.recency_score" for k in (0, 1)}
     for name in own:
         assert torch.equal(own[name], started[name]), name
-    assert [layer.recency_score.item() for layer in built.model._seq2seq_encoder.layers] == [5.0, 5.0]
+    assert [layer.recency_score.item() for layer in built.model._seq2seq_encoder.layers] == [start, start]
