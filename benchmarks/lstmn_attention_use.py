@@ -26,7 +26,8 @@ If replacing the attention by "most recent slot" costs little, the tape adds lit
 
 The ablations run eq. 4-9 step by step over the batch (`windowed_lstmn.layer_steps`, a third, plain
 implementation); with the model's own attention it is checked against the layer's output before any figure is
-printed. A model trained with `windowed_lstmn` (benchmarks/windowed_lstmn.py) is read at its own window "as trained".
+printed. A model trained with `windowed_lstmn` (benchmarks/windowed_lstmn.py) is read at its own window "as trained",
+one trained with `recency_lstmn` with its learned score on slot t-1 wherever s^t is eq. 5's.
 """
 import argparse
 import functools
@@ -43,7 +44,8 @@ import allennlp_models.lm  # noqa: F401  (language_model, its reader; not Narrat
 import memplugins  # noqa: F401
 from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
 from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
-from windowed_lstmn import layer_steps  # eq. 4-9 step by step, with s^t replaced or windowed
+from windowed_lstmn import layer_steps  # eq. 4-9 step by step, with s^t replaced or windowed (registers the instrument)
+import recency_lstmn  # noqa: F401,E402  (registers the instrument recency_lstmn, for models trained with it)
 
 MODES = ("model", "most recent slot", "uniform")
 

@@ -1,17 +1,24 @@
 """benchmarks/recency_lstmn.py: β = 0 is the `lstmn` (outputs, attention, every gradient), a large β torch's LSTM,
-β between moves s^t toward the most recent slot and learns; its start, padding and refusals."""
+β between moves s^t toward the most recent slot and learns; its start, padding and refusals; lstmn_attention_use on
+a model trained with it."""
+import json
+import re
 import sys
 
+import _jsonnet
 import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
+from memplugins.compat import CONFIG_DEFAULTS
 from memplugins.encoders.lstmn import LstmnEncoder
+from tests.benchmarks.saved_models import save_with_random_weights
 from tests.benchmarks.windowed_lstmn_test import lstm_with_eq7_weights
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import lstmn_attention_use  # noqa: E402
 from recency_lstmn import RecencyLstmnEncoder  # noqa: E402
 
 
@@ -103,3 +110,22 @@ def test_it_refuses_a_start_that_is_not_finite():
     for start in (float("inf"), float("nan")):
         with pytest.raises(ConfigurationError, match="finite"):
             RecencyLstmnEncoder(5, 6, recency_start=start)
+
+
+def test_the_attention_analysis_reads_a_recency_model_with_its_learned_score(tmp_path, capsys):
+    data = REPO_ROOT / "fixtures" / "ptb_format" / "valid.txt"
+    config = json.loads(_jsonnet.evaluate_file(str(REPO_ROOT / "training_config" / "ptb_lstmn_lm.jsonnet"),
+                                               ext_vars={**CONFIG_DEFAULTS, "LSTMN_LAYERS": "1"}))
+    config["model"]["contextualizer"] = {"type": "recency_lstmn", "input_size": 8, "hidden_size": 12,
+                                         "recency_start": 0.0}
+    config["model"]["text_field_embedder"]["token_embedders"]["tokens"]["embedding_dim"] = 8
+    model, _ = save_with_random_weights(tmp_path, config, str(data))
+    with torch.no_grad():  # β as a model might have learned it: s^t all but one-hot on slot t-1
+        model._contextualizer.layers[0].recency_score.fill_(60.0)
+    torch.save(model.state_dict(), tmp_path / "best.th")
+    lstmn_attention_use.main([str(tmp_path), str(data), "--batches", "2", "--batch-size", "8"])
+    printed = capsys.readouterr().out
+    figures = dict(re.findall(r"^\| ([a-z].*?) \| ([0-9.]+) \|$", printed, re.M))
+    assert figures["nothing (as trained)"] == figures["most recent slot"] != figures["uniform"]
+    (layer,) = re.findall(r"^\| 1 \| \d+ \| ([0-9.]+) \|", printed, re.M)
+    assert float(layer) == 1.0
