@@ -390,3 +390,22 @@ def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_b
     for name in own:
         assert torch.equal(own[name], started[name]), name
     assert [layer.recency_score.item() for layer in built.model._seq2seq_encoder.layers] == [start, start]
+
+
+def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
+    row, built = _built_row("snli_decomposable_attention_lstmn_encoder_recency_start_5", monkeypatch)
+    base_row, base = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
+    assert row.packages == ["recency_lstmn"]
+    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
+                           for of in (row, base_row))
+    encoder = params["model"].pop("premise_encoder")
+    assert encoder == {**base_params["model"].pop("premise_encoder"), "type": "recency_lstmn", "recency_start": 5.0}
+    assert params == base_params
+    own, started = base.model.state_dict(), built.model.state_dict()
+    # the hypothesis is read by the premise's encoder, so its state holds β under both names
+    assert started.keys() - own.keys() == {f"_{side}_encoder.layers.0.recency_score"
+                                           for side in ("premise", "hypothesis")}
+    assert built.model._hypothesis_encoder is built.model._premise_encoder
+    for name in own:
+        assert torch.equal(own[name], started[name]), name
+    assert built.model._premise_encoder.layers[0].recency_score.item() == 5.0
