@@ -374,10 +374,11 @@ def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_
         assert torch.equal(own[name], windowed[name]), name
 
 
-@pytest.mark.parametrize("start", [5.0, 2.0])
-def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(start, monkeypatch):
-    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_recency_start_{start:g}", monkeypatch)
-    base_row, base = _built_row("sst2_lstmn_50_in_peer_settings", monkeypatch)
+@pytest.mark.parametrize("classes, start", [(2, 5.0), (2, 2.0), (5, 5.0)])
+def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(classes, start,
+                                                                                           monkeypatch):
+    row, built = _built_row(f"sst{classes}_lstmn_50_in_peer_settings_recency_start_{start:g}", monkeypatch)
+    base_row, base = _built_row(f"sst{classes}_lstmn_50_in_peer_settings", monkeypatch)
     assert row.packages == ["recency_lstmn"]
     params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
                            for of in (row, base_row))
