@@ -1,5 +1,5 @@
 """
-A measuring instrument for replicate.py's SST rows, not a model of the package: our `lstmn` (Cheng et al. 2016,
+A measuring instrument for replicate.py's SST and SNLI rows, not a model of the package: our `lstmn` (Cheng et al. 2016,
 eq. 4-9) with one learned score β per layer added to the most recent slot's in eq. 4:
 
     a_i^t = v^T tanh(W_h h_i + W_x x_t + W_h~ h~_{t-1}) + β [i = t-1],   i = 1 .. t-1    (4), plus β on slot t-1
@@ -12,7 +12,9 @@ Why: at its start the `lstmn`'s scores are small (v and the W's Xavier-drawn), s
 c~_t near the mean of every earlier cell; the model starts far from an LSTM and must learn to read recent slots.
 Read over the last one or two slots only (`windowed_lstmn`), it learns more from SST's phrase labels. Started near an
 LSTM (β large) with the whole tape still in reach, does it stay there, or learn to read back, and does it then
-learn as the windowed model or as the `lstmn`? That separates the start of the attention from its reach.
+learn as the windowed model or as the `lstmn`? On SST training hardly moves β (5 stays 4.98-5.14, 2 stays 2.1-2.2),
+so in effect β holds each layer's weight on slot t-1 where it starts (docs/results.md, "Where its attention is
+held").
 
 Parameters, their names (β is each layer's `recency_score`) and start are the `lstmn`'s, draw for draw
 (`windowed_lstmn.copies_of`); the forward is `windowed_lstmn.layer_steps` over the whole tape (eq. 4-9 step by step,
