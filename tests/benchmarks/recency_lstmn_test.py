@@ -12,9 +12,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.compat import CONFIG_DEFAULTS
-from memplugins.encoders.lstmn import LstmnEncoder
 from tests.benchmarks.saved_models import save_with_random_weights
-from tests.benchmarks.windowed_lstmn_test import lstm_with_eq7_weights
+from tests.benchmarks.windowed_lstmn_test import (assert_a_padded_batch_gives_each_sequence_alone,
+                                                  assert_it_starts_as_the_lstmn, lstm_with_eq7_weights, lstmn_and)
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -22,12 +22,12 @@ import lstmn_attention_use  # noqa: E402
 from recency_lstmn import RecencyLstmnEncoder  # noqa: E402
 
 
-def _pair(recency_start: float, num_layers: int = 2, seed: int = 0):
-    torch.manual_seed(seed)
-    lstmn = LstmnEncoder(5, 6, num_layers=num_layers).double()
-    torch.manual_seed(seed)
-    recency = RecencyLstmnEncoder(5, 6, recency_start=recency_start, num_layers=num_layers).double()
-    return lstmn, recency
+def _building(recency_start: float):
+    return lambda layers: RecencyLstmnEncoder(5, 6, recency_start=recency_start, num_layers=layers)
+
+
+def _pair(recency_start: float, num_layers: int = 2):
+    return lstmn_and(_building(recency_start), num_layers)
 
 
 def _inputs_and_mask():
@@ -41,17 +41,9 @@ def _inputs_and_mask():
 
 def test_it_is_registered_and_starts_as_the_lstmn_with_beta_at_its_start():
     assert Seq2SeqEncoder.by_name("recency_lstmn") is RecencyLstmnEncoder
-    lstmn, recency = _pair(recency_start=5.0)
-    after_lstmn = torch.rand(4)
-    torch.manual_seed(0)
-    RecencyLstmnEncoder(5, 6, recency_start=5.0, num_layers=2)
-    assert torch.equal(torch.rand(4), after_lstmn)  # the copies' draws leave the generator as the lstmn does
-    own, copied = lstmn.state_dict(), recency.state_dict()
+    own, copied = assert_it_starts_as_the_lstmn(_building(5.0))
     assert copied.keys() - own.keys() == {"layers.0.recency_score", "layers.1.recency_score"}
-    assert own.keys() <= copied.keys()
-    for name in own:
-        assert torch.equal(own[name], copied[name]), name
-    assert all(layer.recency_score.item() == 5.0 for layer in recency.layers)
+    assert copied["layers.0.recency_score"].item() == copied["layers.1.recency_score"].item() == 5.0
 
 
 def test_beta_zero_is_the_lstmn_outputs_attention_and_gradients_and_beta_learns():
@@ -94,16 +86,7 @@ def test_beta_between_moves_the_attention_to_the_most_recent_slot_by_e_to_the_be
 
 
 def test_a_padded_batch_gives_each_sequence_alone():
-    _, recency = _pair(recency_start=3.0)
-    recency.eval()
-    lengths = [7, 3, 5]
-    inputs = torch.randn(3, 7, 5, dtype=torch.float64)
-    mask = torch.arange(7).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    together = recency(inputs * mask.unsqueeze(-1), mask)
-    for b, length in enumerate(lengths):
-        alone = recency(inputs[b:b + 1, :length], mask[b:b + 1, :length])
-        torch.testing.assert_close(together[b:b + 1, :length], alone)
-        assert (together[b, length:] == 0).all()
+    assert_a_padded_batch_gives_each_sequence_alone(_pair(recency_start=3.0)[1])
 
 
 def test_it_refuses_a_start_that_is_not_finite():

@@ -4,6 +4,7 @@ trained with a window."""
 import json
 import re
 import sys
+from typing import Callable, Tuple
 
 import _jsonnet
 import pytest
@@ -22,26 +23,49 @@ import lstmn_attention_use  # noqa: E402
 from windowed_lstmn import WindowedLstmnEncoder, layer_steps  # noqa: E402
 
 
-def _pair(window: int, num_layers: int = 2, seed: int = 0):
+def lstmn_and(make_instrument: Callable[[int], LstmnEncoder], num_layers: int = 2, seed: int = 0):
+    """The `lstmn` (5 to 6, float64) and the instrument MAKE_INSTRUMENT(num_layers) builds, each after seeding SEED."""
     torch.manual_seed(seed)
     lstmn = LstmnEncoder(5, 6, num_layers=num_layers).double()
     torch.manual_seed(seed)
-    windowed = WindowedLstmnEncoder(5, 6, window=window, num_layers=num_layers).double()
-    return lstmn, windowed
+    return lstmn, make_instrument(num_layers).double()
+
+
+def assert_it_starts_as_the_lstmn(make_instrument: Callable[[int], LstmnEncoder]) -> Tuple[dict, dict]:
+    """The instrument's copies of the `lstmn`'s parameters equal it, and its building leaves the generator where the
+    `lstmn`'s does; returns both state dicts."""
+    lstmn, instrument = lstmn_and(make_instrument)
+    after_lstmn = torch.rand(4)
+    torch.manual_seed(0)
+    make_instrument(2)
+    assert torch.equal(torch.rand(4), after_lstmn)  # the copies' draws leave the generator as the lstmn does
+    own, copied = lstmn.state_dict(), instrument.state_dict()
+    assert own.keys() <= copied.keys()
+    for name in own:
+        assert torch.equal(own[name], copied[name]), name
+    return own, copied
+
+
+def assert_a_padded_batch_gives_each_sequence_alone(encoder: LstmnEncoder) -> None:
+    encoder.eval()
+    lengths = [7, 3, 5]
+    inputs = torch.randn(3, 7, 5, dtype=torch.float64)
+    mask = torch.arange(7).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    together = encoder(inputs * mask.unsqueeze(-1), mask)
+    for b, length in enumerate(lengths):
+        alone = encoder(inputs[b:b + 1, :length], mask[b:b + 1, :length])
+        torch.testing.assert_close(together[b:b + 1, :length], alone)
+        assert (together[b, length:] == 0).all()
+
+
+def _pair(window: int, num_layers: int = 2):
+    return lstmn_and(lambda layers: WindowedLstmnEncoder(5, 6, window=window, num_layers=layers), num_layers)
 
 
 def test_it_is_registered_and_starts_as_the_lstmn_with_the_same_draws_after_it():
     assert Seq2SeqEncoder.by_name("windowed_lstmn") is WindowedLstmnEncoder
-    lstmn, windowed = _pair(window=3)
-    after_lstmn = torch.rand(4)
-    torch.manual_seed(0)
-    WindowedLstmnEncoder(5, 6, window=3, num_layers=2)
-    after_windowed = torch.rand(4)
-    assert torch.equal(after_lstmn, after_windowed)  # the copies' draws leave the generator as the lstmn does
-    own, copied = lstmn.state_dict(), windowed.state_dict()
+    own, copied = assert_it_starts_as_the_lstmn(lambda layers: WindowedLstmnEncoder(5, 6, window=3, num_layers=layers))
     assert own.keys() == copied.keys()
-    for name in own:
-        assert torch.equal(own[name], copied[name]), name
 
 
 def test_a_window_as_long_as_the_input_is_the_lstmn_outputs_attention_and_gradients():
@@ -100,16 +124,7 @@ def test_a_window_between_reads_as_the_lstmn_until_the_tape_outgrows_it_and_then
 
 
 def test_a_padded_batch_gives_each_sequence_alone():
-    _, windowed = _pair(window=2)
-    windowed.eval()
-    lengths = [7, 3, 5]
-    inputs = torch.randn(3, 7, 5, dtype=torch.float64)
-    mask = torch.arange(7).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    together = windowed(inputs * mask.unsqueeze(-1), mask)
-    for b, length in enumerate(lengths):
-        alone = windowed(inputs[b:b + 1, :length], mask[b:b + 1, :length])
-        torch.testing.assert_close(together[b:b + 1, :length], alone)
-        assert (together[b, length:] == 0).all()
+    assert_a_padded_batch_gives_each_sequence_alone(_pair(window=2)[1])
 
 
 def test_it_refuses_a_window_under_one_a_left_padded_batch_and_a_memory_addend():
