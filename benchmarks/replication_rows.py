@@ -361,9 +361,9 @@ def _snli(epochs: int) -> List[Row]:
         label=f"{lstmn_encoder.label}, b of eq. 7 started at zero (the forget gate's too, not 1)",
         overrides={**lstmn_encoder.overrides, "model.initializer.regexes": [
             *decomposable_regexes, ["_premise_encoder.layers.0.bias_.h$", {"type": "zero"}]]}))
-    # On SST the LSTMN's attention start (s^t near uniform, far from an LSTM) is what costs it against the LSTM:
-    # with a learned score on the most recent slot started at 5 (the instrument `recency_lstmn`) it learns as the
-    # LSTM does. Is the 2.7 it loses to the LSTM here the same?
+    # On SST what costs the LSTMN against the LSTM is its attention reading far back while it learns: held near the
+    # most recent slot by a learned score started at 5 (the instrument `recency_lstmn`; training leaves it near 5)
+    # it learns as the LSTM does. Is the 2.7 it loses to the LSTM here the same?
     built.append(replace(
         lstmn_encoder, name="snli_decomposable_attention_lstmn_encoder_recency_start_5",
         label=f"{lstmn_encoder.label}, a learned score added to the most recent slot's in eq. 4, started at 5",

@@ -75,7 +75,7 @@ def labelled_phrases(trees: str) -> list:
 
 
 def accuracy_by_kind(run: Path, phrases: list) -> dict:
-    """{(kind, "phrases" or "sentences"): [right, count]} of RUN over PHRASES (`labelled_phrases`)."""
+    """{(kind or "all", scope of SCOPES): [right, count]} of RUN over PHRASES (`labelled_phrases`)."""
     model = load_run(run)
     reader = validation_reader(run)
     if getattr(reader, "_granularity", None) != "2-class":
@@ -87,15 +87,13 @@ def accuracy_by_kind(run: Path, phrases: list) -> dict:
         reader.apply_token_indexers(instance)
         instances.append(instance)
     counts = collections.defaultdict(lambda: [0, 0])
-    position = 0
+    remaining = iter(phrases)  # tensor_batches keeps the instances' order
     with torch.no_grad():
-        for chunk, tensors in tensor_batches(model, instances):
+        for _, tensors in tensor_batches(model, instances):
             predicted = model(**tensors)["logits"].argmax(-1).tolist()
             for guess, gold in zip(predicted, tensors["label"].tolist()):
-                _, _, phrase_kind, is_root = phrases[position]
-                position += 1
-                scopes = ("phrases", SHORT if len(phrases[position - 1][0]) <= 10 else LONG) + (
-                    ("sentences",) if is_root else ())
+                tokens, _, phrase_kind, is_root = next(remaining)
+                scopes = ("phrases", SHORT if len(tokens) <= 10 else LONG) + (("sentences",) if is_root else ())
                 for scope in scopes:
                     for key in ((phrase_kind, scope), ("all", scope)):
                         counts[key][0] += int(guess == gold)
