@@ -43,9 +43,8 @@ import allennlp_models.classification  # noqa: F401  (basic_classifier, sst_toke
 import allennlp_models.lm  # noqa: F401  (language_model, its reader; not NarrativeQA: it calls nltk.download)
 import memplugins  # noqa: F401
 from memplugins.untrusted_archives import load_archive  # the archive is untrusted input
-from sst_accuracy_by_length import load_run, validation_reader  # benchmarks/: this file's folder
-from windowed_lstmn import layer_steps  # eq. 4-9 step by step, with s^t replaced or windowed (registers the instrument)
-import recency_lstmn  # noqa: F401,E402  (registers the instrument recency_lstmn, for models trained with it)
+from sst_accuracy_by_length import import_instruments, load_run, validation_reader  # benchmarks/: this file's folder
+from windowed_lstmn import layer_steps  # eq. 4-9 step by step, with s^t replaced or windowed
 
 MODES = ("model", "most recent slot", "uniform")
 
@@ -64,6 +63,7 @@ def ablations(num_layers: int, windows: Sequence[int] = ()) -> List[tuple]:
 
 
 def load(path: str):
+    import_instruments()  # a model trained with a measuring instrument (windowed_lstmn, recency_lstmn) loads too
     if os.path.isdir(path):
         return load_run(Path(path)), validation_reader(Path(path))
     archive = load_archive(path)

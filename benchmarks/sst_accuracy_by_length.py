@@ -89,14 +89,21 @@ def parse_runs(description: str, trees_example: str, json_option: bool = False,
 
 
 def import_plugins() -> None:
-    """allennlp-models' and our registered classes, and the instruments replicate.py's rows train
-    (`replication_rows.INSTRUMENTS`), for loading a run's config; nltk kept offline."""
+    """allennlp-models' and our registered classes, and the instruments replicate.py's rows train, for loading a
+    run's config; nltk kept offline."""
     from memplugins.cli import keep_nltk_offline
-    from replication_rows import INSTRUMENTS  # benchmarks/: this file's folder
 
     keep_nltk_offline()  # as the memplugins command: allennlp-models' NarrativeQA module asks nltk to download
     import_module_and_submodules("allennlp_models")
     import_module_and_submodules("memplugins")
+    import_instruments()
+
+
+def import_instruments() -> None:
+    """The measuring instruments replicate.py's rows train (`replication_rows.INSTRUMENTS`), registered so that a
+    run trained with one loads."""
+    from replication_rows import INSTRUMENTS  # benchmarks/: this file's folder
+
     for instrument in INSTRUMENTS:
         import_module_and_submodules(instrument)
 

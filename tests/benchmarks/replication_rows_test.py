@@ -355,58 +355,52 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
     assert _unknown_row_is_zero(model)
 
 
+def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, changed: dict, monkeypatch):
+    """Rows NAME and BASE, built: their configs equal but for NAME's `model.<encoder_key>`, which is BASE's with
+    CHANGED set; NAME's state holds every parameter of BASE's, drawn alike. Returns NAME's row and model and the
+    keys of its state that BASE's lacks."""
+    row, built = _built_row(name, monkeypatch)
+    base_row, base_built = _built_row(base, monkeypatch)
+    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
+                           for of in (row, base_row))
+    encoder = params["model"].pop(encoder_key)
+    assert encoder == {**base_params["model"].pop(encoder_key), **changed}
+    assert params == base_params
+    own, started = base_built.model.state_dict(), built.model.state_dict()
+    for parameter in own:
+        assert torch.equal(own[parameter], started[parameter]), parameter
+    return row, built.model, started.keys() - own.keys()
+
+
 @pytest.mark.parametrize("window, data", [(2, ""), (5, ""), (2, "_sentences")])
 def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, data,
                                                                                                   monkeypatch):
-    row, built = _built_row(f"sst2_lstmn_50_in_peer_settings_window_{window}{data}", monkeypatch)
-    base_row, base = _built_row(f"sst2_lstmn_50_in_peer_settings{data}", monkeypatch)
-    assert row.packages == ["windowed_lstmn"] and base_row.packages == []
-    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
-                           for of in (row, base_row))
-    encoder = params["model"].pop("seq2seq_encoder")
-    assert encoder == {**base_params["model"].pop("seq2seq_encoder"), "type": "windowed_lstmn", "window": window}
-    assert params == base_params
-    assert [layer.window for layer in built.model._seq2seq_encoder.layers] == [window, window]
-    # the same start, draw for draw
-    own, windowed = base.model.state_dict(), built.model.state_dict()
-    assert own.keys() == windowed.keys()
-    for name in own:
-        assert torch.equal(own[name], windowed[name]), name
+    row, model, added = _built_as_the_base_but_its_encoder(
+        f"sst2_lstmn_50_in_peer_settings_window_{window}{data}", f"sst2_lstmn_50_in_peer_settings{data}",
+        "seq2seq_encoder", {"type": "windowed_lstmn", "window": window}, monkeypatch)
+    assert row.packages == ["windowed_lstmn"] and _row(f"sst2_lstmn_50_in_peer_settings{data}").packages == []
+    assert [layer.window for layer in model._seq2seq_encoder.layers] == [window, window]
+    assert added == set()  # the same parameters, drawn alike
 
 
 @pytest.mark.parametrize("classes, start", [(2, 5.0), (2, 2.0), (5, 5.0)])
 def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(classes, start,
                                                                                            monkeypatch):
-    row, built = _built_row(f"sst{classes}_lstmn_50_in_peer_settings_recency_start_{start:g}", monkeypatch)
-    base_row, base = _built_row(f"sst{classes}_lstmn_50_in_peer_settings", monkeypatch)
+    row, model, added = _built_as_the_base_but_its_encoder(
+        f"sst{classes}_lstmn_50_in_peer_settings_recency_start_{start:g}", f"sst{classes}_lstmn_50_in_peer_settings",
+        "seq2seq_encoder", {"type": "recency_lstmn", "recency_start": start}, monkeypatch)
     assert row.packages == ["recency_lstmn"]
-    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
-                           for of in (row, base_row))
-    encoder = params["model"].pop("seq2seq_encoder")
-    assert encoder == {**base_params["model"].pop("seq2seq_encoder"), "type": "recency_lstmn", "recency_start": start}
-    assert params == base_params
     # the same start, draw for draw, and β at its start in both layers (no initializer regex reaches it)
-    own, started = base.model.state_dict(), built.model.state_dict()
-    assert started.keys() - own.keys() == {f"_seq2seq_encoder.layers.{k}.recency_score" for k in (0, 1)}
-    for name in own:
-        assert torch.equal(own[name], started[name]), name
-    assert [layer.recency_score.item() for layer in built.model._seq2seq_encoder.layers] == [start, start]
+    assert added == {f"_seq2seq_encoder.layers.{k}.recency_score" for k in (0, 1)}
+    assert [layer.recency_score.item() for layer in model._seq2seq_encoder.layers] == [start, start]
 
 
 def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
-    row, built = _built_row("snli_decomposable_attention_lstmn_encoder_recency_start_5", monkeypatch)
-    base_row, base = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
+    row, model, added = _built_as_the_base_but_its_encoder(
+        "snli_decomposable_attention_lstmn_encoder_recency_start_5", "snli_decomposable_attention_lstmn_encoder",
+        "premise_encoder", {"type": "recency_lstmn", "recency_start": 5.0}, monkeypatch)
     assert row.packages == ["recency_lstmn"]
-    params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
-                           for of in (row, base_row))
-    encoder = params["model"].pop("premise_encoder")
-    assert encoder == {**base_params["model"].pop("premise_encoder"), "type": "recency_lstmn", "recency_start": 5.0}
-    assert params == base_params
-    own, started = base.model.state_dict(), built.model.state_dict()
     # the hypothesis is read by the premise's encoder, so its state holds β under both names
-    assert started.keys() - own.keys() == {f"_{side}_encoder.layers.0.recency_score"
-                                           for side in ("premise", "hypothesis")}
-    assert built.model._hypothesis_encoder is built.model._premise_encoder
-    for name in own:
-        assert torch.equal(own[name], started[name]), name
-    assert built.model._premise_encoder.layers[0].recency_score.item() == 5.0
+    assert added == {f"_{side}_encoder.layers.0.recency_score" for side in ("premise", "hypothesis")}
+    assert model._hypothesis_encoder is model._premise_encoder
+    assert model._premise_encoder.layers[0].recency_score.item() == 5.0
