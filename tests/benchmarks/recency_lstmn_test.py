@@ -85,6 +85,26 @@ def test_beta_between_moves_the_attention_to_the_most_recent_slot_by_e_to_the_be
     assert not torch.allclose(recency(inputs, mask), lstmn(inputs, mask))
 
 
+def test_the_shipped_lstmns_recency_score_is_this_instrument_outputs_attention_and_every_gradient():
+    """The `lstmn`'s `recency_start` (fast path, hand-written backward) against this plain-autograd instrument."""
+    from memplugins.encoders.lstmn import LstmnEncoder
+
+    _, instrument = _pair(recency_start=2.0)
+    shipped = LstmnEncoder(5, 6, num_layers=2, recency_start=0.0).double()
+    shipped.load_state_dict(instrument.state_dict())
+    inputs, mask = _inputs_and_mask()
+    outputs = [encoder(inputs, mask) for encoder in (instrument, shipped)]
+    torch.testing.assert_close(outputs[1], outputs[0])
+    torch.testing.assert_close(shipped.last_attention, instrument.last_attention)
+    target = torch.randn_like(outputs[0])
+    for output in outputs:
+        (output * target).sum().backward()
+    expected = dict(instrument.named_parameters())
+    for name, parameter in shipped.named_parameters():
+        assert parameter.grad.abs().sum() > 0, name
+        torch.testing.assert_close(parameter.grad, expected[name].grad, msg=name)
+
+
 def test_a_padded_batch_gives_each_sequence_alone():
     assert_a_padded_batch_gives_each_sequence_alone(_pair(recency_start=3.0)[1])
 

@@ -395,6 +395,19 @@ def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_b
     assert [layer.recency_score.item() for layer in model._seq2seq_encoder.layers] == [start, start]
 
 
+def test_the_shipped_recency_score_row_starts_as_the_instruments_row(monkeypatch):
+    row, model, added = _built_as_the_base_but_its_encoder(
+        "sst2_lstmn_50_in_peer_settings_recency_score_5", "sst2_lstmn_50_in_peer_settings", "seq2seq_encoder",
+        {"recency_start": 5.0}, monkeypatch)
+    assert row.packages == []  # the package's own `lstmn`, no instrument
+    assert added == {f"_seq2seq_encoder.layers.{k}.recency_score" for k in (0, 1)}
+    _, instrument = _built_row("sst2_lstmn_50_in_peer_settings_recency_start_5", monkeypatch)
+    own, started = model.state_dict(), instrument.model.state_dict()
+    assert own.keys() == started.keys()
+    for parameter in own:
+        assert torch.equal(own[parameter], started[parameter]), parameter
+
+
 def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
     row, model, added = _built_as_the_base_but_its_encoder(
         "snli_decomposable_attention_lstmn_encoder_recency_start_5", "snli_decomposable_attention_lstmn_encoder",

@@ -4,6 +4,7 @@
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import LstmnEncoder
@@ -39,9 +40,12 @@ def padded_batch(input_size=5, seed=1):
     return x, mask
 
 
-@pytest.mark.parametrize("num_layers, skip", [(1, False), (2, False), (3, True)])
-def test_equals_per_example_reference_of_eq_4_to_10(num_layers, skip):
-    encoder = randomize(LstmnEncoder(5, 4, num_layers=num_layers, skip_connections=skip)).eval()
+@pytest.mark.parametrize("num_layers, skip, recency_start", [(1, False, None), (2, False, None), (3, True, None),
+                                                              (2, False, 0.0)])
+def test_equals_per_example_reference_of_eq_4_to_10(num_layers, skip, recency_start):
+    # with recency_start, `randomize` draws β too, and the reference adds it to slot t-1's score
+    encoder = LstmnEncoder(5, 4, num_layers=num_layers, skip_connections=skip, recency_start=recency_start)
+    encoder = randomize(encoder).eval()
     x, mask = padded_batch()
     outputs = encoder(x, mask)
     for b, length in enumerate(LENGTHS):
@@ -52,8 +56,9 @@ def test_equals_per_example_reference_of_eq_4_to_10(num_layers, skip):
         assert (encoder.last_attention[b, :, length:] == 0).all()
 
 
-def test_padding_invariance():
-    encoder = randomize(LstmnEncoder(5, 4, num_layers=2)).eval()
+@pytest.mark.parametrize("options", [{}, {"recency_start": 3.0, "bidirectional": True}], ids=["eq4", "recency"])
+def test_padding_invariance(options):
+    encoder = randomize(LstmnEncoder(5, 4, num_layers=2, **options)).eval()
     x, mask = padded_batch()
     batched = encoder(x, mask)
     for b, length in enumerate(LENGTHS):
@@ -87,8 +92,9 @@ def test_first_step_attends_to_nothing_and_rows_are_distributions():
     assert (attention.triu() == 0).all()  # step t attends to i < t only
 
 
-def test_gradients_reach_every_parameter():
-    encoder = LstmnEncoder(5, 4, num_layers=2, skip_connections=True)
+@pytest.mark.parametrize("options", [{}, {"recency_start": 5.0, "bidirectional": True}], ids=["eq4", "recency"])
+def test_gradients_reach_every_parameter(options):
+    encoder = LstmnEncoder(5, 4, num_layers=2, skip_connections=True, **options)
     x, mask = padded_batch()
     encoder(x, mask).sum().backward()
     for name, parameter in encoder.named_parameters():
@@ -125,3 +131,46 @@ def test_the_first_two_steps_are_torch_lstm_steps():
     long_enough = torch.tensor(LENGTHS) >= 2
     torch.testing.assert_close(outputs[long_enough, :2], expected[long_enough, :2], atol=1e-6, rtol=0)
     assert not torch.allclose(outputs[long_enough, 2:3], expected[long_enough, 2:3], atol=1e-3)
+
+
+def test_the_recency_score_is_opt_in_and_draws_nothing():
+    torch.manual_seed(3)
+    plain = LstmnEncoder(5, 4, num_layers=2, bidirectional=True)
+    assert not any("recency" in name for name in plain.state_dict())  # the paper's eq. 4: archives unchanged
+    torch.manual_seed(3)
+    held = Seq2SeqEncoder.from_params(Params({"type": "lstmn", "input_size": 5, "hidden_size": 4, "num_layers": 2,
+                                              "bidirectional": True, "recency_start": 5}))
+    own, with_score = plain.state_dict(), held.state_dict()
+    assert with_score.keys() - own.keys() == {f"{prefix}layers.{k}.recency_score"
+                                              for prefix in ("", "backward_encoder.") for k in (0, 1)}
+    for name, value in own.items():  # every other parameter drawn as without it
+        torch.testing.assert_close(with_score[name], value, atol=0, rtol=0, msg=name)
+    assert all(with_score[name].item() == 5.0 for name in with_score.keys() - own.keys())
+    held.layers[0].recency_score.data.fill_(-1.0)
+    held.layers[0].reset_parameters()
+    assert held.layers[0].recency_score.item() == 5.0
+
+
+def test_beta_zero_is_eq_4_and_a_large_beta_is_torchs_lstm():
+    from tests.benchmarks.windowed_lstmn_test import lstm_with_eq7_weights
+
+    torch.manual_seed(4)
+    plain = randomize(LstmnEncoder(5, 4, num_layers=2)).double()
+    zero = LstmnEncoder(5, 4, num_layers=2, recency_start=0.0).double()
+    zero.load_state_dict({**plain.state_dict(), "layers.0.recency_score": torch.tensor(0.0),
+                          "layers.1.recency_score": torch.tensor(0.0)})
+    x, mask = padded_batch()
+    x = x.double()
+    torch.testing.assert_close(zero(x, mask), plain(x, mask), atol=0, rtol=0)
+    torch.testing.assert_close(zero.last_attention, plain.last_attention, atol=0, rtol=0)
+    large = randomize(LstmnEncoder(5, 4, recency_start=0.0)).double()
+    large.layers[0].recency_score.data.fill_(80.0)  # e^-80: the other slots' weights vanish in float64
+    expected, _ = lstm_with_eq7_weights(large.layers[0])(x)
+    long_enough = torch.tensor(LENGTHS) == max(LENGTHS)
+    torch.testing.assert_close(large(x, mask)[long_enough], expected[long_enough])
+
+
+@pytest.mark.parametrize("start", [float("inf"), float("nan")])
+def test_a_recency_start_that_is_not_finite_is_refused(start):
+    with pytest.raises(ConfigurationError, match="recency_start"):
+        LstmnEncoder(5, 4, recency_start=start)

@@ -18,6 +18,7 @@ which changes no value), and the backward pass is the chain rule of those operat
     a_i = v^T u_i, u_i = tanh(W_h h_i + q_t) (4):  g_v += Σ_i g_a_i u_i;  g_pre_i = (1 - u_i²) ⊙ g_a_i v;
                                 g_(W_h h_i) += g_pre_i;  g_q_t = Σ_i g_pre_i
     q_t = W_x x_t + W_h~ h~_{t-1}: g_(W_x x_t) = g_q_t, and g_q_t flows to h~_{t-1}'s projection at step t-1
+    a_{t-1} += β (the optional recency score, `LstmnLayer`'s doc; not the paper's):  g_β = Σ_t Σ_b g_a_{t-1}^t
 
 A step's backward runs after every later step's, so the gradients that later reads add to h_t, c_t and W_h h_t
 are complete when step t is reached. The weight gradients of the two per-step products (W_h h_t and
@@ -75,6 +76,7 @@ def _recurrence(
     key_weight: torch.Tensor,
     scorer: torch.Tensor,
     summary_weight: torch.Tensor,
+    recency: Optional[torch.Tensor],
     saved: Optional[List[StepRead]],
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     batch_size, num_steps, hidden = query_from_input.size()
@@ -99,10 +101,14 @@ def _recurrence(
             # 2 W_h h_i and the query is doubled here
             query = 2 * (query_from_input[:, t] + summary_query)
             if kernel:  # (4)-(6) in one launch
-                activation, weights = tape_read_forward(keys, query, scorer, tape, valid, t, summaries[:, t])
+                activation, weights = tape_read_forward(keys, query, scorer, tape, valid, t, summaries[:, t],
+                                                        recency)
             else:
                 activation = torch.sigmoid(keys[:, :t] + query.unsqueeze(1))
-                scores = activation.matmul(2 * scorer).masked_fill_(~mask[:, :t], lowest)
+                scores = activation.matmul(2 * scorer)
+                if recency is not None:  # β on the most recent slot (module doc)
+                    scores[:, t - 1] += recency
+                scores.masked_fill_(~mask[:, :t], lowest)
                 weights = torch.softmax(scores, dim=-1)  # (5)
                 summaries[:, t] = torch.bmm(weights.unsqueeze(1), tape[:, :t]).squeeze(1)  # (6)
             attention[:, t, :t] = weights
@@ -162,17 +168,18 @@ class _Saved(NamedTuple):
     key_weight: torch.Tensor
     scorer: torch.Tensor
     summary_weight: torch.Tensor
+    recency: Optional[torch.Tensor]
     reads: List[StepRead]
     has_addend: bool
 
 
 class _LstmnRecurrence(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
+    def forward(ctx, query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, recency):
         (tape, attention), saved = _forward_keeping(query_from_input, gates_from_input, addend, mask, key_weight,
-                                                    scorer, summary_weight)
+                                                    scorer, summary_weight, recency)
         ctx.reads, ctx.has_addend = saved.reads, saved.has_addend
-        ctx.save_for_backward(*saved[:8])  # the tensors (the tape is an output: kept on ctx it would form a cycle)
+        ctx.save_for_backward(*saved[:9])  # the tensors (the tape is an output: kept on ctx it would form a cycle)
         ctx.mark_non_differentiable(attention)
         return tape, attention
 
@@ -182,19 +189,20 @@ class _LstmnRecurrence(torch.autograd.Function):
         return _backward(_Saved(*ctx.saved_tensors, ctx.reads, ctx.has_addend), grad_tape)
 
 
-def _forward_keeping(query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight):
+def _forward_keeping(query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, recency):
     """`_recurrence`, keeping what the backward reads: ((tape, attention), saved)."""
     reads: List[StepRead] = []
     tape, attention, _keys, summaries, activations, memory_tanh = _recurrence(
-        query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, reads
+        query_from_input, gates_from_input, addend, mask, key_weight, scorer, summary_weight, recency, reads
     )
-    saved = _Saved(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads,
-                   addend is not None)
+    saved = _Saved(tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, recency,
+                   reads, addend is not None)
     return (tape, attention), saved
 
 
 def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
-    tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, reads, has_addend = saved
+    (tape, summaries, activations, memory_tanh, mask, key_weight, scorer, summary_weight, recency, reads,
+     has_addend) = saved
     kernel = tape_read_kernel_applies(tape)
     batch_size, num_steps, double_hidden = tape.size()
     hidden = double_hidden // 2
@@ -206,6 +214,8 @@ def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
     grad_addend = tape.new_zeros(batch_size, num_steps, hidden) if has_addend else None
     grad_scorer = torch.zeros_like(scorer)
     grad_summary_query = tape.new_zeros(batch_size, hidden)  # of W_h~ h~_t, from step t+1's query
+    # β's gradient, step by step: g_a of slot t-1 at step t (column 0 stays 0: step 1 reads nothing)
+    grad_recency_steps = tape.new_zeros(batch_size, num_steps) if recency is not None else None
     full_steps = step_is_full(mask)
     if kernel:
         from memplugins.modules.fast.tape_read_kernel import tape_read_backward
@@ -238,7 +248,8 @@ def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
         activation, weights = reads[t - 1]
         if kernel:  # (6), (5), (4) in one launch
             tape_read_backward(grad_summary, tape, weights, activation, scorer, grad_tape, grad_keys,
-                               grad_query_from_input[:, t], grad_scorer_rows, t)
+                               grad_query_from_input[:, t], grad_scorer_rows, t,
+                               grad_recency_steps[:, t] if recency is not None else None)
             grad_summary_query = grad_summary_query + grad_query_from_input[:, t]
             continue
         # (6)
@@ -247,6 +258,8 @@ def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
         grad_tape[:, :t].addcmul_(weights.unsqueeze(2), grad_summary.unsqueeze(1))
         # (5)
         grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
+        if recency is not None:  # β was added to slot t-1's score: its gradient is that score's
+            grad_recency_steps[:, t] = grad_scores[:, t - 1]
         # (4) with u = 2σ - 1: g_v = Σ g_a (2σ - 1) = 2 Σ g_a σ (each row of g_a sums to 0), 1 - u² = 4σ(1 - σ)
         grad_scorer += grad_scores.reshape(1, -1).mm(activation.reshape(-1, hidden)).squeeze(0)
         grad_pre = torch.addcmul(activation, activation, activation, value=-1)
@@ -263,15 +276,16 @@ def _backward(saved: _Saved, grad_tape: Optional[torch.Tensor]):
     grad_key_weight = grad_keys.reshape(-1, hidden).t().mm(flat_outputs)
     grad_summary_weight = grad_projected.reshape(-1, 5 * hidden).t().mm(summaries[..., :hidden].reshape(-1, hidden))
     grad_gates_from_input = grad_projected[..., : 4 * hidden]
+    grad_recency = grad_recency_steps.sum() if recency is not None else None
     return (grad_query_from_input, grad_gates_from_input, grad_addend, None,
-            grad_key_weight, grad_scorer, grad_summary_weight)
+            grad_key_weight, grad_scorer, grad_summary_weight, grad_recency)
 
 
 def _length_dims(args):
     """T (length group 0) is dimension 1 of the (B, T, .) inputs and the mask, of the tape, and dimensions 1 and 2
     of the attention."""
     steps = {1: 0}
-    return [steps, steps, steps if args[2] is not None else {}, steps, {}, {}, {}], [steps, {1: 0, 2: 0}]
+    return [steps, steps, steps if args[2] is not None else {}, steps, {}, {}, {}, {}], [steps, {1: 0, 2: 0}]
 
 
 # the CUDA graphs of this loop (`step_graphs`)
@@ -287,13 +301,15 @@ def lstmn_recurrence(
     key_weight: torch.Tensor,
     scorer: torch.Tensor,
     summary_weight: torch.Tensor,
+    recency: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """
     query_from_input: W_x x_t `(B, T, h)`; gates_from_input: the x part of (7) plus b `(B, T, 4h)`; addend: m_t of
     (8) `(B, T, h)` or None; mask `(B, T)`; key_weight W_h `(h, h)`; scorer v `(h,)`; summary_weight
-    [the h~ part of W; W_h~] `(5h, h)`. Returns the tape [h_t; c_t] `(B, T, 2h)` (0 at padding) and the attention
-    `(B, T, T)` (not differentiable).
+    [the h~ part of W; W_h~] `(5h, h)`; recency: β `()`, added to slot t-1's score at every step t, or None (the
+    paper's eq. 4). Returns the tape [h_t; c_t] `(B, T, 2h)` (0 at padding) and the attention `(B, T, T)` (not
+    differentiable).
     """
     tape, attention, *_ = run_fast_path(_LstmnRecurrence, _recurrence, query_from_input, gates_from_input, addend,
-                                        mask, key_weight, scorer, summary_weight, graphs=_GRAPHS)
+                                        mask, key_weight, scorer, summary_weight, recency, graphs=_GRAPHS)
     return tape, attention

@@ -2,7 +2,7 @@
 The LSTMN layer (Cheng et al. 2016, eq. 4-9) for one unpadded sequence, vector by vector, with the weights of a
 `memplugins.modules.lstmn.LstmnLayer`: the reference of the fast path `memplugins.modules.fast.lstmn`. The first
 step reads an empty tape (h~_1 = c~_1 = 0), as the layer's docstring says; the optional addend m_t of eq. 8 is the
-deep attention fusion's (eq. 15).
+deep attention fusion's (eq. 15); a layer with the recency score (not the paper's) adds β to slot t-1's a_i^t.
 """
 from typing import Optional, Tuple
 
@@ -25,6 +25,8 @@ def lstmn_layer_reference(
             h_tilde, c_tilde, s = x.new_zeros(k), x.new_zeros(k), x.new_zeros(0)
         else:
             a = torch.stack([v @ torch.tanh(W_h @ h_i + W_x @ x_t + W_ht @ h_tilde_previous) for h_i in H])  # (4)
+            if layer.recency_score is not None:  # β on the most recent slot, h_{t-1}
+                a = torch.cat([a[:-1], a[-1:] + layer.recency_score])
             s = torch.softmax(a, dim=0)  # (5)
             h_tilde = sum(s_i * h_i for s_i, h_i in zip(s, H))  # (6)
             c_tilde = sum(s_i * c_i for s_i, c_i in zip(s, C))  # (6)

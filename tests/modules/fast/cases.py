@@ -50,8 +50,9 @@ class Case(NamedTuple):
     leaves: List[torch.Tensor]  # inputs and parameters whose gradients are compared
 
 
-def lstmn_case(dtype=torch.float64, device="cpu") -> Case:
-    layer = randomize(LstmnLayer(5, 4).to(dtype)).to(device)
+def lstmn_case(dtype=torch.float64, device="cpu", recency_start=None) -> Case:
+    """With `recency_start`, the layer has the recency score β (drawn by `randomize` as every parameter)."""
+    layer = randomize(LstmnLayer(5, 4, recency_start=recency_start).to(dtype)).to(device)
     x, mask = padded(LENGTHS, 5, seed=1, dtype=dtype, device=device)
     addend = torch.randn(len(LENGTHS), max(LENGTHS), 4, dtype=dtype, generator=torch.Generator().manual_seed(2))
     addend = addend.to(device).requires_grad_()
@@ -98,7 +99,8 @@ def memory_case(dtype=torch.float64, device="cpu") -> Case:
 
 
 CASES: Dict[str, Callable[..., Case]] = {
-    "lstmn": lstmn_case, "nse": nse_case, "tree_lstm": tree_lstm_case, "memory": memory_case,
+    "lstmn": lstmn_case, "nse": nse_case,
+    "lstmn_recency": lambda dtype=torch.float64, device="cpu": lstmn_case(dtype, device, recency_start=0.0), "tree_lstm": tree_lstm_case, "memory": memory_case,
     # two write-LSTM layers: the batched step loop (memplugins.modules.fast.nse_deep) instead of the one-layer Function
     "nse_deep": lambda dtype=torch.float64, device="cpu": nse_case(dtype, device, num_write_layers=2),
 }

@@ -1,7 +1,7 @@
 """
 The LSTMN fast path (`memplugins.modules.fast.lstmn`) against the literal per-example reference of eq. 4-9
 (`memplugins.modules.reference.lstmn`): outputs, attention and every gradient, padded and unpadded, with and
-without deep fusion's memory addend; and `gradcheck` of the Function itself.
+without deep fusion's memory addend, with and without the recency score β; and `gradcheck` of the Function itself.
 """
 import pytest
 import torch
@@ -22,10 +22,11 @@ def outputs_and_gradients(forward, layer, x, mask, addend, seed=3):
     return (hidden, memory, attention), torch.autograd.grad(loss, leaves)
 
 
+@pytest.mark.parametrize("recency_start", [None, 0.0], ids=["eq4", "recency"])
 @pytest.mark.parametrize("with_addend", [False, True])
 @pytest.mark.parametrize("full", [False, True], ids=["padded", "unpadded"])
-def test_fast_path_equals_the_literal_reference(with_addend, full):
-    layer, _, leaves = lstmn_case()
+def test_fast_path_equals_the_literal_reference(with_addend, full, recency_start):
+    layer, _, leaves = lstmn_case(recency_start=recency_start)
     x, addend = leaves[0], leaves[1] if with_addend else None
     mask = torch.arange(max(LENGTHS))[None, :] < torch.tensor(LENGTHS)[:, None]
     if full:
@@ -40,11 +41,13 @@ def test_fast_path_equals_the_literal_reference(with_addend, full):
         torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10, msg=name)
 
 
-def test_gradcheck():
-    layer, _, leaves = lstmn_case()
+@pytest.mark.parametrize("recency_start", [None, 0.0], ids=["eq4", "recency"])
+def test_gradcheck(recency_start):
+    layer, _, leaves = lstmn_case(recency_start=recency_start)
     mask = torch.arange(max(LENGTHS))[None, :] < torch.tensor(LENGTHS)[:, None]
-    weights = (layer.tape_key.weight, layer.scorer.weight[0], torch.cat([layer.weight_hh, layer.summary_query.weight]))
-    weights = tuple(w.detach().clone().requires_grad_() for w in weights)
+    weights = (layer.tape_key.weight, layer.scorer.weight[0], torch.cat([layer.weight_hh, layer.summary_query.weight]),
+               layer.recency_score)
+    weights = tuple(w.detach().clone().requires_grad_() if w is not None else None for w in weights)
     query = torch.randn(4, 6, 4, dtype=torch.float64, requires_grad=True)
     gates = torch.randn(4, 6, 16, dtype=torch.float64, requires_grad=True)
 

@@ -18,7 +18,7 @@ from memplugins.modules.fast import step_graphs
 from tests.modules.fast.cases import lstmn_case, loss_and_gradients, nse_case, padded, randomize
 
 GRAPHS = {"lstmn": fast_lstmn._GRAPHS, "nse": fast_nse._GRAPHS}
-CASES = {"lstmn": lstmn_case, "nse": nse_case}
+CASES = {"lstmn": lstmn_case, "nse": nse_case, "lstmn_recency": lambda: lstmn_case(recency_start=0.0)}
 
 
 @pytest.fixture
@@ -44,16 +44,17 @@ def assert_all_equal(got, expected):
         torch.testing.assert_close(a, b, atol=1e-13, rtol=0)
 
 
-@pytest.mark.parametrize("name", ["lstmn", "nse"])
+@pytest.mark.parametrize("name", ["lstmn", "nse", "lstmn_recency"])
 def test_graphed_loop_equals_the_eager_fast_path(name, graphs, monkeypatch):
     case = CASES[name]()
+    graph = GRAPHS[name.split("_")[0]]
     expected_outputs, _, expected_grads = eager(monkeypatch, lambda: loss_and_gradients(case))
     for call in range(3):
         outputs, _, grads = loss_and_gradients(case)
         assert_all_equal(outputs, expected_outputs)
         assert_all_equal(grads, expected_grads)
         # captured once (forward and backward), replayed after
-        assert GRAPHS[name].captures == 2 and len(GRAPHS[name].cache) == 1
+        assert graph.captures == 2 and len(graph.cache) == 1
 
 
 @pytest.mark.parametrize("name", ["lstmn", "nse"])

@@ -2,8 +2,8 @@
 The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`) and the LSTM cell's forward and
 backward (`lstm_cell_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the LSTMN layer with the kernels (forward and backward) is compared with the literal reference of eq. 4-9,
-outputs, attention and every gradient, in float64, padded, with deep fusion's addend, and over a tape longer than
-one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
+outputs, attention and every gradient, in float64, padded, with deep fusion's addend, with the recency score β, and
+over a tape longer than one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
 interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import textwrap
@@ -31,10 +31,13 @@ CHECK = textwrap.dedent(
                             (cell_kernel, "lstm_cell_backward_kernel", "cell"),
                             (cell_kernel, "lstm_cell_forward_kernel", "cell forward")])
 
-    # (lengths, input size, hidden size, with the addend): the second has two blocks of 64 slots
-    for lengths, size, hidden, with_addend in [([6, 3, 1, 5], 5, 4, False), ([6, 3, 1, 5], 5, 4, True),
-                                               ([70, 33], 3, 4, True)]:
-        layer = randomize(LstmnLayer(size, hidden).double())
+    # (lengths, input size, hidden size, with the addend, recency_start): the last two have two blocks of 64 slots
+    # (β's slot t-1 in either block)
+    for lengths, size, hidden, with_addend, recency in [([6, 3, 1, 5], 5, 4, False, None),
+                                                        ([6, 3, 1, 5], 5, 4, True, None),
+                                                        ([6, 3, 1, 5], 5, 4, False, 0.0),
+                                                        ([70, 33], 3, 4, True, None), ([70, 66], 3, 4, False, 0.0)]:
+        layer = randomize(LstmnLayer(size, hidden, recency_start=recency).double())
         x, mask = padded(lengths, size, seed=1)
         addend = torch.randn(len(lengths), max(lengths), hidden, dtype=torch.float64,
                              generator=torch.Generator().manual_seed(2)).requires_grad_() if with_addend else None
