@@ -23,7 +23,7 @@ import functools
 import os
 import sys
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -106,10 +106,11 @@ def _forward_backward(module: torch.nn.Module, forward: Callable[[], List[torch.
     return run
 
 
-def lstmn_case(batch_size: int = 40, steps: int = 40, input_size: int = 150,
-               hidden: int = 300) -> Callable[[], List[torch.Tensor]]:
-    """An LSTMN layer's forward and backward (the tape read and cell kernels), padded, scores near -90."""
-    layer = _randomize(LstmnLayer(input_size, hidden), seed=3, scale=0.1)
+def lstmn_case(batch_size: int = 40, steps: int = 40, input_size: int = 150, hidden: int = 300,
+               recency_start: Optional[float] = None) -> Callable[[], List[torch.Tensor]]:
+    """An LSTMN layer's forward and backward (the tape read and cell kernels), padded, scores near -90; with
+    RECENCY_START, the layer's recency score β (drawn with the rest) on slot t-1."""
+    layer = _randomize(LstmnLayer(input_size, hidden, recency_start=recency_start), seed=3, scale=0.1)
     with torch.no_grad():
         layer.scorer.weight.sub_(0.3)
     layer = layer.to(DEVICE)
@@ -160,6 +161,8 @@ def tree_lstm_case(batch_size: int = 32, longest: int = 40, size: int = 300) -> 
 CASES: Dict[str, Callable[[], Callable[[], List[torch.Tensor]]]] = {
     "tape read forward (B=40, t=83, h=300)": tape_read_case,
     "lstmn layer forward + backward (B=40, T=40, 150 -> 300)": lstmn_case,
+    "recency lstmn layer forward + backward (B=40, T=40, 150 -> 300)": functools.partial(lstmn_case,
+                                                                                        recency_start=0.0),
     "mma-nse encoder forward + backward (B=32, T=40, d=300)": nse_case,
     "tree lstm forward + backward (B=32, up to 40 leaves, d=300)": tree_lstm_case,
 }
@@ -242,6 +245,7 @@ def main() -> None:
     cases = CASES if not args.small else {
         "tape read forward (B=3, t=6, h=8)": functools.partial(tape_read_case, 3, 7, 8),
         "lstmn layer forward + backward (B=3, T=5, 4 -> 8)": functools.partial(lstmn_case, 3, 5, 4, 8),
+        "recency lstmn layer forward + backward (B=3, T=5, 4 -> 8)": functools.partial(lstmn_case, 3, 5, 4, 8, 0.0),
         "mma-nse encoder forward + backward (B=3, T=5, d=8)": functools.partial(nse_case, 3, 5, 8),
         "tree lstm forward + backward (B=3, up to 6 leaves, d=8)": functools.partial(tree_lstm_case, 3, 6, 8),
     }

@@ -89,7 +89,7 @@ def test_nse_gpu_memory_is_flat_over_training_steps(use_amp):
 
 
 @requires_gpu
-@pytest.mark.parametrize("name", ["lstmn", "nse", "tree_lstm", "memory"])
+@pytest.mark.parametrize("name", ["lstmn", "lstmn_recency", "nse", "tree_lstm", "memory"])
 def test_fast_paths_on_cuda_match_the_cpu_in_float64(name):
     """The fast paths' hand-written forward and backward are device-agnostic: the same padded case, in float64, gives
     the CPU's outputs and every gradient on CUDA."""
@@ -164,7 +164,7 @@ def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
 
 
 @requires_gpu
-@pytest.mark.parametrize("case", ["tape read", "lstmn layer", "mma-nse encoder", "tree lstm"])
+@pytest.mark.parametrize("case", ["tape read", "lstmn layer", "recency lstmn layer", "mma-nse encoder", "tree lstm"])
 def test_triton_kernels_are_repeatable_at_training_sizes(case):
     """The Triton kernels at training sizes, run 50 times on the same inputs, give the same bits every time and no
     inf or NaN (benchmarks/kernel_races.py, whose scores sit near -90). Until 2026-11-26 the tape read and the NSE

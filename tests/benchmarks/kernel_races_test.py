@@ -21,6 +21,7 @@ def test_the_cases_run_repeatably_and_match_the_torch_path():
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("|")[1:-1] for line in result.stdout.splitlines() if line.startswith("| ") and "case" not in line]
     assert [row[0].split(" (")[0].strip() for row in rows] == ["tape read forward", "lstmn layer forward + backward",
+                                                              "recency lstmn layer forward + backward",
                                                               "mma-nse encoder forward + backward",
                                                               "tree lstm forward + backward"]
     for name, runs, differing, nonfinite, largest, against_torch, _ in rows:
