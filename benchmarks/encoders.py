@@ -18,6 +18,7 @@ in a loop, `benchmarks/load.py`) competes for the machine; the ratios are always
 import argparse
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -42,6 +43,12 @@ def build(name: str, dim: int) -> torch.nn.Module:
         return torch.nn.LSTM(dim, dim, batch_first=True)
     if name == "lstmn":
         return LstmnEncoder(dim, dim)
+    if name == "lstmn recency":  # the opt-in score β on the most recent slot (memplugins.modules.lstmn)
+        return LstmnEncoder(dim, dim, recency_start=5.0)
+    if name == "recency_lstmn (instrument)":  # the same model in plain autograd (benchmarks/recency_lstmn.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # it imports windowed_lstmn beside it
+        from recency_lstmn import RecencyLstmnEncoder
+        return RecencyLstmnEncoder(dim, dim, recency_start=5.0)
     if name == "nse":
         return NseEncoder(dim, dim)
     if name == "nse deep":  # answer selection's NSE: two read and two write LSTM layers (modules/fast/nse_deep.py)
