@@ -408,6 +408,13 @@ def test_the_shipped_recency_score_row_starts_as_the_instruments_row(monkeypatch
         assert torch.equal(own[parameter], started[parameter]), parameter
 
 
+def test_the_paper_settings_recency_row_differs_from_the_lstmn_row_in_its_recency_start_alone(monkeypatch):
+    row, model, added = _built_as_the_base_but_its_encoder(
+        "sst2_lstmn_recency_start_5", "sst2_lstmn", "seq2seq_encoder", {"recency_start": 5.0}, monkeypatch)
+    assert row.packages == [] and added == {"_seq2seq_encoder.layers.0.recency_score"}
+    assert model._seq2seq_encoder.layers[0].recency_score.item() == 5.0
+
+
 def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
     row, model, added = _built_as_the_base_but_its_encoder(
         "snli_decomposable_attention_lstmn_encoder_recency_start_5", "snli_decomposable_attention_lstmn_encoder",
