@@ -99,8 +99,9 @@ def memory_case(dtype=torch.float64, device="cpu") -> Case:
 
 
 CASES: Dict[str, Callable[..., Case]] = {
-    "lstmn": lstmn_case, "nse": nse_case,
-    "lstmn_recency": lambda dtype=torch.float64, device="cpu": lstmn_case(dtype, device, recency_start=0.0), "tree_lstm": tree_lstm_case, "memory": memory_case,
+    "lstmn": lstmn_case, "nse": nse_case, "tree_lstm": tree_lstm_case, "memory": memory_case,
+    # the lstmn's opt-in recency score β on slot t-1 (memplugins.modules.lstmn)
+    "lstmn_recency": lambda dtype=torch.float64, device="cpu": lstmn_case(dtype, device, recency_start=0.0),
     # two write-LSTM layers: the batched step loop (memplugins.modules.fast.nse_deep) instead of the one-layer Function
     "nse_deep": lambda dtype=torch.float64, device="cpu": nse_case(dtype, device, num_write_layers=2),
 }

@@ -3,8 +3,8 @@ The Triton read of the LSTMN tape (`memplugins.modules.fast.tape_read_kernel`) a
 backward (`lstm_cell_kernel`), checked without a GPU: under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the LSTMN layer with the kernels (forward and backward) is compared with the literal reference of eq. 4-9,
 outputs, attention and every gradient, in float64, padded, with deep fusion's addend, with the recency score β, and
-over a tape longer than one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the check runs in a fresh
-interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
+over a tape longer than one block of the kernels' loops. Triton reads the variable when a kernel is defined, so the
+check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py` covers the kernels.
 """
 import textwrap
 
