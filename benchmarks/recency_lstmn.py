@@ -20,6 +20,10 @@ Parameters, their names (β is each layer's `recency_score`) and start are the `
 (`windowed_lstmn.copies_of`); the forward is `windowed_lstmn.layer_steps` over the whole tape (eq. 4-9 step by step,
 plain autograd). Right-padded batches only; left to right only; no memory addend.
 
+The same model is now the package's `lstmn` with its opt-in `recency_start` (fast path, hand-written backward,
+kernels); this instrument stays as the plain-autograd check the tests compare that option with, and for the rows
+trained with it.
+
 Registered as a `Seq2SeqEncoder` with name "recency_lstmn" when this module is imported (replicate.py's rows name it
 in `packages`; the run analyses import it with the plugins).
 """
