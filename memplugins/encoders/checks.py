@@ -1,5 +1,7 @@
 """The checks every encoder makes of its sizes at construction and of its inputs at the first batch, so that a
 wrong config fails with a message that names the setting (not a `ZeroDivisionError` or a shape error deep inside)."""
+import math
+
 import torch
 from allennlp.common.checks import ConfigurationError
 
@@ -9,6 +11,14 @@ def check_sizes(encoder: str, **sizes) -> None:
     for name, value in sizes.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ConfigurationError(f"{encoder}: {name} must be a positive whole number, got {value!r}")
+
+
+def check_finite_or_none(owner: str, name: str, value) -> None:
+    """A number option that `None` turns off (e.g. `recency_start`) must otherwise be finite: an inf or NaN start
+    would make every loss NaN at the first step."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value)):
+        raise ConfigurationError(f"{owner}: {name} must be a finite number or null, not {value!r}")
 
 
 def check_dropout(encoder: str, dropout: float) -> None:

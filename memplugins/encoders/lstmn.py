@@ -1,11 +1,10 @@
-import math
 from typing import List, Optional
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
-from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
+from memplugins.encoders.checks import check_dropout, check_finite_or_none, check_inputs, check_sizes
 from memplugins.modules.lstmn import LstmnLayer
 from memplugins.modules.reversal import reverse_padded
 
@@ -88,8 +87,7 @@ class LstmnEncoder(Seq2SeqEncoder):
                                      "sequence's own steps, which starts empty for every sequence")
         check_sizes("lstmn", input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
         check_dropout("lstmn", dropout)
-        if recency_start is not None and not math.isfinite(recency_start):
-            raise ConfigurationError(f"lstmn: recency_start must be a finite number or null, not {recency_start}")
+        check_finite_or_none("lstmn", "recency_start", recency_start)
         self._input_size = input_size
         self._hidden_size = hidden_size
         self._skip_connections = skip_connections

@@ -8,6 +8,7 @@ from allennlp.modules import FeedForward, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_text_field_mask, masked_mean
 
+from memplugins.encoders.checks import check_finite_or_none
 from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules.lstmn import LstmnInterAttention, LstmnLayer
 
@@ -54,6 +55,11 @@ class LstmnFusion(PairClassifier):
         "none", "shallow" or "deep".
     dropout : `float`, optional (default = `0.0`)
         Dropout on the embedded inputs and on the pooled features (the paper selects it from 0.1-0.4).
+    recency_start : `float`, optional (default = `None`)
+        Not the paper's: the `lstmn` encoder's option of the same name for both LSTMNs, premise and hypothesis (each
+        gets its own learned score β, `recency_score`, started here and added to the most recent slot's score in
+        eq. 4). `None` is the paper's eq. 4; the inter-attention (eq. 11) is unchanged. `memplugins.modules.lstmn`
+        says why and what it measured.
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional
     """
@@ -66,6 +72,7 @@ class LstmnFusion(PairClassifier):
         classifier_feedforward: FeedForward,
         fusion: str = "deep",
         dropout: float = 0.0,
+        recency_start: Optional[float] = None,
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
@@ -73,6 +80,7 @@ class LstmnFusion(PairClassifier):
         super().__init__(vocab, label_namespace, **kwargs)
         if fusion not in FUSIONS:
             raise ConfigurationError(f"lstmn_fusion: fusion must be one of {FUSIONS}, got {fusion!r}")
+        check_finite_or_none("lstmn_fusion", "recency_start", recency_start)
         if classifier_feedforward.get_input_dim() != 2 * hidden_size:
             raise ConfigurationError(
                 f"lstmn_fusion: classifier_feedforward input_dim must be 2 * hidden_size = {2 * hidden_size}"
@@ -85,17 +93,17 @@ class LstmnFusion(PairClassifier):
             "inter_attention": ("hypothesis", "premise"),
         }
         embedding_dim = text_field_embedder.get_output_dim()
-        self._encoder = LstmnLayer(embedding_dim, hidden_size)
+        self._encoder = LstmnLayer(embedding_dim, hidden_size, recency_start=recency_start)
         self._inter_attention = LstmnInterAttention(embedding_dim, hidden_size) if fusion != "none" else None
         if fusion == "none":
             del self.attention_axes["inter_attention"]
-            self._decoder = LstmnLayer(embedding_dim, hidden_size)
+            self._decoder = LstmnLayer(embedding_dim, hidden_size, recency_start=recency_start)
             self._fusion_gate = None
         elif fusion == "shallow":
-            self._decoder = LstmnLayer(embedding_dim + hidden_size, hidden_size)
+            self._decoder = LstmnLayer(embedding_dim + hidden_size, hidden_size, recency_start=recency_start)
             self._fusion_gate = None
         else:
-            self._decoder = LstmnLayer(embedding_dim, hidden_size)
+            self._decoder = LstmnLayer(embedding_dim, hidden_size, recency_start=recency_start)
             self._fusion_gate = torch.nn.Linear(hidden_size + embedding_dim, hidden_size)  # W_r (eq. 14)
         self._dropout = torch.nn.Dropout(dropout)
         self._classifier_feedforward = classifier_feedforward

@@ -355,16 +355,20 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
     assert _unknown_row_is_zero(model)
 
 
-def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, changed: dict, monkeypatch):
+def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, changed, monkeypatch):
     """Rows NAME and BASE, built: their configs equal but for NAME's `model.<encoder_key>`, which is BASE's with
-    CHANGED set; NAME's state holds every parameter of BASE's, drawn alike. Returns NAME's row and model and the
-    keys of its state that BASE's lacks."""
+    CHANGED set (a dict: an encoder's settings), or CHANGED itself where BASE leaves that model setting at its
+    default; NAME's state holds every parameter of BASE's, drawn alike. Returns NAME's row and model and the keys of
+    its state that BASE's lacks."""
     row, built = _built_row(name, monkeypatch)
     base_row, base_built = _built_row(base, monkeypatch)
     params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
                            for of in (row, base_row))
-    encoder = params["model"].pop(encoder_key)
-    assert encoder == {**base_params["model"].pop(encoder_key), **changed}
+    setting = params["model"].pop(encoder_key)
+    if isinstance(changed, dict):
+        assert setting == {**base_params["model"].pop(encoder_key), **changed}
+    else:
+        assert encoder_key not in base_params["model"] and setting == changed
     assert params == base_params
     own, started = base_built.model.state_dict(), built.model.state_dict()
     for parameter in own:
@@ -421,3 +425,10 @@ def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(m
     assert added == {f"_{side}_encoder.layers.0.recency_score" for side in ("premise", "hypothesis")}
     assert model._hypothesis_encoder is model._premise_encoder
     assert model._premise_encoder.layers[0].recency_score.item() == 5.0
+
+
+def test_the_deep_fusion_recency_row_differs_from_the_papers_snli_model_in_its_recency_start_alone(monkeypatch):
+    row, model, added = _built_as_the_base_but_its_encoder(
+        "snli_lstmn_deep_fusion_recency_start_5", "snli_lstmn_deep_fusion", "recency_start", 5.0, monkeypatch)
+    assert row.packages == [] and added == {"_encoder.recency_score", "_decoder.recency_score"}
+    assert model._encoder.recency_score.item() == model._decoder.recency_score.item() == 5.0

@@ -1,8 +1,10 @@
 import pytest
 import torch
+from allennlp.common.checks import ConfigurationError
 
 from tests.conftest import TEST_FIXTURES
 from tests.models.pair_model_case import PairModelTestCase
+from memplugins.models.lstmn_fusion import LstmnFusion
 from memplugins.modules.reference.lstmn import lstmn_layer_reference as reference_layer
 
 
@@ -34,16 +36,22 @@ class TestLstmnFusion(PairModelTestCase):
     CONFIG = TEST_FIXTURES / "lstmn_fusion.jsonnet"
 
 
-    @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
-    def test_train_save_load_and_batch_consistency(self, fusion):
-        config = self.set_up_variant(fusion=fusion)
+    @pytest.mark.parametrize("fusion, recency_start", [("none", None), ("shallow", None), ("deep", None),
+                                                       ("deep", 2.0)])
+    def test_train_save_load_and_batch_consistency(self, fusion, recency_start):
+        # with recency_start, the gradient check includes both LSTMNs' β
+        config = self.set_up_variant(fusion=fusion, recency_start=recency_start)
         self.ensure_model_can_train_save_and_load(config)
         self.ensure_batch_predictions_are_consistent()
 
     @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
-    def test_equals_reference_of_eq_4_to_16(self, fusion):
-        self.set_up_variant(fusion=fusion, dropout=0.0)
+    @pytest.mark.parametrize("recency_start", [None, 2.0], ids=["eq4", "recency"])
+    def test_equals_reference_of_eq_4_to_16(self, fusion, recency_start):
+        self.set_up_variant(fusion=fusion, dropout=0.0, recency_start=recency_start)
         model = self.model.eval()
+        if recency_start is not None:  # each LSTMN its own β, so that reading the other's fails
+            model._encoder.recency_score.data.fill_(3.0)
+            model._decoder.recency_score.data.fill_(-1.5)
         logits = model(**self.dataset.as_tensor_dict())["label_logits"]
         for i, x_p, x_h in self.embedded_pairs():
             Y, A, _ = reference_layer(model._encoder, x_p)
@@ -67,3 +75,17 @@ class TestLstmnFusion(PairModelTestCase):
         assert output["premise_intra_attention"].shape == (m, m)
         assert output["hypothesis_intra_attention"].shape == (n, n)
         torch.testing.assert_close(torch.as_tensor(output["inter_attention"]).sum(-1), torch.ones(n))
+
+    def test_recency_start_is_opt_in_for_both_lstmns(self):
+        self.set_up_variant()
+        assert not any("recency" in name for name in self.model.state_dict())  # archives as before the option
+        self.set_up_variant(recency_start=4.0)
+        scores = {name: value.item() for name, value in self.model.named_parameters() if "recency" in name}
+        assert scores == {"_encoder.recency_score": 4.0, "_decoder.recency_score": 4.0}
+
+    @pytest.mark.parametrize("start", [float("inf"), float("nan"), "5"])
+    def test_a_recency_start_that_is_not_a_finite_number_is_refused(self, start):
+        self.set_up_variant()
+        with pytest.raises(ConfigurationError, match="lstmn_fusion: recency_start"):
+            LstmnFusion(self.vocab, self.model._text_field_embedder, 6, self.model._classifier_feedforward,
+                        recency_start=start)
