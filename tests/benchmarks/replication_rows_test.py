@@ -355,8 +355,8 @@ def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in
     assert _unknown_row_is_zero(model)
 
 
-def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, changed, monkeypatch):
-    """Rows NAME and BASE, built: their configs equal but for NAME's `model.<encoder_key>`, which is BASE's with
+def _built_as_the_base_but_one_setting(name: str, base: str, key: str, changed, monkeypatch):
+    """Rows NAME and BASE, built: their configs equal but for NAME's `model.<key>`, which is BASE's with
     CHANGED set (a dict: an encoder's settings), or CHANGED itself where BASE leaves that model setting at its
     default; NAME's state holds every parameter of BASE's, drawn alike. Returns NAME's row and model and the keys of
     its state that BASE's lacks."""
@@ -364,11 +364,11 @@ def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, c
     base_row, base_built = _built_row(base, monkeypatch)
     params, base_params = (Params.from_file(str(REPO_ROOT / of.config), json.dumps(of.overrides)).as_dict()
                            for of in (row, base_row))
-    setting = params["model"].pop(encoder_key)
+    setting = params["model"].pop(key)
     if isinstance(changed, dict):
-        assert setting == {**base_params["model"].pop(encoder_key), **changed}
+        assert setting == {**base_params["model"].pop(key), **changed}
     else:
-        assert encoder_key not in base_params["model"] and setting == changed
+        assert key not in base_params["model"] and setting == changed
     assert params == base_params
     own, started = base_built.model.state_dict(), built.model.state_dict()
     for parameter in own:
@@ -379,7 +379,7 @@ def _built_as_the_base_but_its_encoder(name: str, base: str, encoder_key: str, c
 @pytest.mark.parametrize("window, data", [(2, ""), (5, ""), (2, "_sentences")])
 def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, data,
                                                                                                   monkeypatch):
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         f"sst2_lstmn_50_in_peer_settings_window_{window}{data}", f"sst2_lstmn_50_in_peer_settings{data}",
         "seq2seq_encoder", {"type": "windowed_lstmn", "window": window}, monkeypatch)
     assert row.packages == ["windowed_lstmn"] and _row(f"sst2_lstmn_50_in_peer_settings{data}").packages == []
@@ -390,7 +390,7 @@ def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_
 @pytest.mark.parametrize("classes, start", [(2, 5.0), (2, 2.0), (5, 5.0)])
 def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(classes, start,
                                                                                            monkeypatch):
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         f"sst{classes}_lstmn_50_in_peer_settings_recency_start_{start:g}", f"sst{classes}_lstmn_50_in_peer_settings",
         "seq2seq_encoder", {"type": "recency_lstmn", "recency_start": start}, monkeypatch)
     assert row.packages == ["recency_lstmn"]
@@ -401,7 +401,7 @@ def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_b
 
 def test_the_shipped_recency_score_row_starts_as_the_instruments_row(monkeypatch):
     # the instrument's row (tested above against the lstmn's) with the package's `lstmn` in the instrument's place
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         "sst2_lstmn_50_in_peer_settings_recency_score_5", "sst2_lstmn_50_in_peer_settings_recency_start_5",
         "seq2seq_encoder", {"type": "lstmn"}, monkeypatch)
     assert row.packages == []  # the package's own `lstmn`, no instrument
@@ -410,14 +410,14 @@ def test_the_shipped_recency_score_row_starts_as_the_instruments_row(monkeypatch
 
 
 def test_the_paper_settings_recency_row_differs_from_the_lstmn_row_in_its_recency_start_alone(monkeypatch):
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         "sst2_lstmn_recency_start_5", "sst2_lstmn", "seq2seq_encoder", {"recency_start": 5.0}, monkeypatch)
     assert row.packages == [] and added == {"_seq2seq_encoder.layers.0.recency_score"}
     assert model._seq2seq_encoder.layers[0].recency_score.item() == 5.0
 
 
 def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         "snli_decomposable_attention_lstmn_encoder_recency_start_5", "snli_decomposable_attention_lstmn_encoder",
         "premise_encoder", {"type": "recency_lstmn", "recency_start": 5.0}, monkeypatch)
     assert row.packages == ["recency_lstmn"]
@@ -428,7 +428,7 @@ def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(m
 
 
 def test_the_deep_fusion_recency_row_differs_from_the_papers_snli_model_in_its_recency_start_alone(monkeypatch):
-    row, model, added = _built_as_the_base_but_its_encoder(
+    row, model, added = _built_as_the_base_but_one_setting(
         "snli_lstmn_deep_fusion_recency_start_5", "snli_lstmn_deep_fusion", "recency_start", 5.0, monkeypatch)
     assert row.packages == [] and added == {"_encoder.recency_score", "_decoder.recency_score"}
     assert model._encoder.recency_score.item() == model._decoder.recency_score.item() == 5.0
