@@ -97,14 +97,12 @@ class LstmnFusion(PairClassifier):
         self._inter_attention = LstmnInterAttention(embedding_dim, hidden_size) if fusion != "none" else None
         if fusion == "none":
             del self.attention_axes["inter_attention"]
-            self._decoder = LstmnLayer(embedding_dim, hidden_size, recency_start=recency_start)
-            self._fusion_gate = None
-        elif fusion == "shallow":
-            self._decoder = LstmnLayer(embedding_dim + hidden_size, hidden_size, recency_start=recency_start)
-            self._fusion_gate = None
-        else:
-            self._decoder = LstmnLayer(embedding_dim, hidden_size, recency_start=recency_start)
-            self._fusion_gate = torch.nn.Linear(hidden_size + embedding_dim, hidden_size)  # W_r (eq. 14)
+        # shallow fusion reads x'_t = [x_t; γ~_t]
+        decoder_input_size = embedding_dim + hidden_size if fusion == "shallow" else embedding_dim
+        self._decoder = LstmnLayer(decoder_input_size, hidden_size, recency_start=recency_start)
+        self._fusion_gate = (  # W_r (eq. 14)
+            torch.nn.Linear(hidden_size + embedding_dim, hidden_size) if fusion == "deep" else None
+        )
         self._dropout = torch.nn.Dropout(dropout)
         self._classifier_feedforward = classifier_feedforward
         self._output = torch.nn.Linear(classifier_feedforward.get_output_dim(), vocab.get_vocab_size(label_namespace))
