@@ -6,7 +6,9 @@ NSE against the allennlp-models LSTM, docs/results.md "sst_nse"). Each RUN is a 
     SST_GRANULARITY=2-class .venv/bin/python benchmarks/sst_accuracy_by_length.py TREES RUN [RUN ...]
         [--phrases] [--weights model_state_e10_b0.th]
 
-Prints one row per run: accuracy overall and per length bucket (tokens), with the bucket sizes. `--phrases` scores
+Prints one row per run: accuracy overall and per length bucket (tokens), with the bucket sizes. A run may be a
+sequence classifier (allennlp-models' `sst_tokens` reader, a `label` per instance) or our `tree_classifier` (the
+`sst_trees` reader; its sentence label is its root's, as the model's `accuracy` reads it). `--phrases` scores
 every labelled subtree of TREES (each phrase by its own length) instead of the sentences alone: with TREES the
 training file it tells whether a model fits the long training spans, with dev whether the phrases it was trained
 on carry over to longer ones. `--weights FILE` loads that file of each run in place of `best.th`, e.g. the last
@@ -50,7 +52,18 @@ def validation_reader(run: Path, **overrides) -> DatasetReader:
 def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
     """TREES read by RUN's validation reader (fresh instances: an Instance keeps the indices of its first
     indexing); with `phrases`, every labelled subtree (the SST readers' `use_subtrees`)."""
+    if phrases and reader_type(run) == "sst_trees":
+        raise ValueError(f"{run}: a tree run (sst_trees) reads whole trees; its phrases are its nodes, which "
+                         "benchmarks/sst_composition.py scores")
     return list(validation_reader(run, **({"use_subtrees": True} if phrases else {})).read(trees))
+
+
+def reader_type(run: Path) -> str:
+    """The registered type of RUN's validation reader (its training reader where the config names none)."""
+    from memplugins.untrusted_archives import read_archive_config
+
+    params = read_archive_config(str(run / "config.json"))
+    return params.get("validation_dataset_reader", params.get("dataset_reader")).get("type")
 
 
 def load_run(run: Path, weights: str = "best.th") -> Model:
@@ -117,16 +130,34 @@ def tensor_batches(model: Model, instances: list, batch_size: int = 64):
         yield chunk, batch.as_tensor_dict()
 
 
-def accuracy_by_length(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> dict:
+def gold_labels(tensors: dict) -> list:
+    """Each instance's gold label index: a sequence classifier's `label`, or a tree's root label (the
+    `BinaryTreeField`'s `labels` at `root`, -1 where that node is unlabelled)."""
+    if "label" in tensors:
+        return tensors["label"].tolist()
+    tree = tensors["tree"]
+    return tree["labels"][torch.arange(tree["root"].size(0)), tree["root"]].tolist()
+
+
+def sentence_results(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> list:
+    """(tokens, right or not) for each instance of TREES as RUN's reader reads it (in the file's order), by RUN's
+    WEIGHTS."""
     model, instances = load_run(run, weights), read_trees(run, trees, phrases)
-    counts = collections.defaultdict(lambda: [0, 0])
+    results = []
     with torch.no_grad():
         for chunk, tensors in tensor_batches(model, instances):
             predicted = model(**tensors)["logits"].argmax(-1).tolist()
-            for instance, guess, gold in zip(chunk, predicted, tensors["label"].tolist()):
-                for key in ("all", bucket(len(instance["tokens"].tokens))):
-                    counts[key][0] += int(guess == gold)
-                    counts[key][1] += 1
+            for instance, guess, gold in zip(chunk, predicted, gold_labels(tensors)):
+                results.append(([token.text for token in instance["tokens"].tokens], guess == gold))
+    return results
+
+
+def accuracy_by_length(run: Path, trees: str, phrases: bool = False, weights: str = "best.th") -> dict:
+    counts = collections.defaultdict(lambda: [0, 0])
+    for tokens, right in sentence_results(run, trees, phrases, weights):
+        for key in ("all", bucket(len(tokens))):
+            counts[key][0] += int(right)
+            counts[key][1] += 1
     return counts
 
 

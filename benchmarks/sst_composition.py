@@ -1,13 +1,17 @@
 """
 Accuracy of trained binary SST classifiers on the multi-word phrases of TREES (dev or test), split by how each
 phrase's sentiment relates to its two children's: a diagnostic of composition, for gaps between models that
-fit the training phrases alike (the LSTMN against the peer's LSTM, docs/results.md "sst_lstmn").
+fit the training phrases alike (the LSTMN against the peer's LSTM, docs/results.md "sst_lstmn"; the tree LSTM
+against the peer, "sst_tree_lstm").
 
     .venv/bin/python benchmarks/sst_composition.py TREES RUN [RUN ...] [--json]
 
 Each RUN is a serialization directory (`config.json`, `vocabulary/`, `best.th`; a `replicate.py` run's `train/`).
 Every labelled subtree of two or more tokens whose fine-grained label is not neutral (2) is scored as the binary
-protocol scores it (0-1 negative, 3-4 positive), by the run's own reader, and falls in one kind:
+protocol scores it (0-1 negative, 3-4 positive), by the run's own reader: a sequence classifier reads the phrase's
+tokens, our `tree_classifier` (reader `sst_trees`) the subtree itself, whose root is the phrase (a tree LSTM node's
+state depends on its subtree alone, so this is the node's prediction inside the sentence as well, which the tests
+check). Each phrase falls in one kind:
 
 * `flips`: a child carries the opposite polarity (not neutral), e.g. "not good" over "good": the phrase's label
   cannot be read off that child; what composition must get right (Socher et al. 2013's negation and "but" cases).
@@ -23,11 +27,12 @@ import json
 import re
 import statistics
 from pathlib import Path
+from typing import List, NamedTuple, Optional
 
 import torch
 from nltk import Tree
 
-from sst_accuracy_by_length import load_run, parse_runs, run_name, tensor_batches, validation_reader
+from sst_accuracy_by_length import load_run, parse_runs, reader_type, run_name, tensor_batches, validation_reader
 
 KINDS = ("flips", "agrees", "from neutral")
 SHORT, LONG = "phrases of 2-10 tokens", "phrases of 11+ tokens"
@@ -49,9 +54,17 @@ def kind(tree: Tree) -> str:
     return "agrees" if own in children else "from neutral"
 
 
-def labelled_phrases(trees: str) -> list:
-    """(tokens, fine-grained label, kind, is the root) for each non-neutral subtree of two or more tokens in
-    TREES. A line that is not a binary SST tree is refused with its file and line."""
+class Phrase(NamedTuple):
+    tokens: List[str]
+    label: str  # fine-grained, 0-4
+    kind: str  # one of KINDS
+    is_root: bool
+    tree: str  # the subtree, a PTB-format line with the treebank's labels
+
+
+def labelled_phrases(trees: str) -> List[Phrase]:
+    """A `Phrase` for each non-neutral subtree of two or more tokens in TREES. A line that is not a binary SST tree
+    is refused with its file and line."""
     phrases = []
     with open(trees, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -70,32 +83,48 @@ def labelled_phrases(trees: str) -> list:
                         re.fullmatch(r"[0-4]", child.label()) for child in subtree):
                     raise ValueError(f"{trees}, line {number}: a label outside 0-4 near {subtree.label()!r}")
                 if polarity(subtree.label()) != 0:
-                    phrases.append((subtree.leaves(), subtree.label(), kind(subtree), subtree is root))
+                    phrases.append(Phrase(subtree.leaves(), subtree.label(), kind(subtree), subtree is root,
+                                          " ".join(str(subtree).split())))
     return phrases
 
 
-def accuracy_by_kind(run: Path, phrases: list) -> dict:
+def reader_granularity(reader) -> Optional[str]:
+    """The SST granularity of a run's reader: allennlp-models' `sst_tokens` keeps its name, our `sst_trees` its
+    label map (`memplugins.readers.sst_trees.GRANULARITIES`)."""
+    from memplugins.readers.sst_trees import GRANULARITIES
+
+    if hasattr(reader, "_granularity"):
+        return reader._granularity
+    label_map = getattr(reader, "_label_map", None)
+    return next((name for name, mapping in GRANULARITIES.items() if mapping == label_map), None)
+
+
+def accuracy_by_kind(run: Path, phrases: List[Phrase]) -> dict:
     """{(kind or "all", scope of SCOPES): [right, count]} of RUN over PHRASES (`labelled_phrases`)."""
     model = load_run(run)
     reader = validation_reader(run)
-    if getattr(reader, "_granularity", None) != "2-class":
-        raise ValueError(f"{run}: a binary run (its reader's granularity is "
-                         f"{getattr(reader, '_granularity', None)!r}, not '2-class')")
+    granularity = reader_granularity(reader)
+    if granularity != "2-class":
+        raise ValueError(f"{run}: a binary run (its reader's granularity is {granularity!r}, not '2-class')")
+    tree_run = reader_type(run) == "sst_trees"
     instances = []
-    for tokens, label, _, _ in phrases:
-        instance = reader.text_to_instance(tokens, label)
+    for phrase in phrases:
+        # a tree's text_to_instance takes the labelled subtree and drops its labels: the gold is the phrase's
+        instance = (reader.text_to_instance(phrase.tree) if tree_run
+                    else reader.text_to_instance(phrase.tokens, phrase.label))
         reader.apply_token_indexers(instance)
         instances.append(instance)
+    golds = [model.vocab.get_token_index("1" if int(phrase.label) > 2 else "0", "labels") for phrase in phrases]
     counts = collections.defaultdict(lambda: [0, 0])
-    remaining = iter(phrases)  # tensor_batches keeps the instances' order
+    remaining = iter(zip(phrases, golds))  # tensor_batches keeps the instances' order
     with torch.no_grad():
         for _, tensors in tensor_batches(model, instances):
-            predicted = model(**tensors)["logits"].argmax(-1).tolist()
-            for guess, gold in zip(predicted, tensors["label"].tolist()):
-                tokens, _, phrase_kind, is_root = next(remaining)
-                scopes = ("phrases", SHORT if len(tokens) <= 10 else LONG) + (("sentences",) if is_root else ())
+            for guess in model(**tensors)["logits"].argmax(-1).tolist():
+                phrase, gold = next(remaining)
+                scopes = (("phrases", SHORT if len(phrase.tokens) <= 10 else LONG)
+                          + (("sentences",) if phrase.is_root else ()))
                 for scope in scopes:
-                    for key in ((phrase_kind, scope), ("all", scope)):
+                    for key in ((phrase.kind, scope), ("all", scope)):
                         counts[key][0] += int(guess == gold)
                         counts[key][1] += 1
     return counts

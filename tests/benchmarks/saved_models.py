@@ -1,13 +1,16 @@
 """A small model saved as a serialization directory (config.json, best.th, vocabulary/), with random weights large
 enough that attention and memory keys are far from uniform: the input of the analyses in benchmarks/ that load
-a trained model (lstmn_attention_use.py, nse_memory_use.py)."""
+a trained model (lstmn_attention_use.py, nse_memory_use.py, sst_composition.py, sst_accuracy_by_length.py)."""
 import json
+from pathlib import Path
 
 import _jsonnet
 import torch
 from allennlp.common import Params
 from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
+
+from tests.conftest import REPO_ROOT
 
 
 def save_with_random_weights(tmp_path, config: dict, data_file: str, reader_key: str = "dataset_reader",
@@ -32,7 +35,6 @@ def shrunk_decomposable_attention_config() -> dict:
     """replicate.py's snli_decomposable_attention_lstmn_encoder, shrunk: allennlp-models' decomposable_attention
     with an `lstmn` premise_encoder (8 wide) that encodes the hypothesis too."""
     from memplugins.compat import CONFIG_DEFAULTS
-    from tests.conftest import REPO_ROOT
 
     config = json.loads(_jsonnet.evaluate_file(
         str(REPO_ROOT / "benchmarks" / "configs" / "snli_decomposable_attention.jsonnet"), ext_vars=CONFIG_DEFAULTS))
@@ -52,10 +54,45 @@ def save_shrunk_pair_model(folder, seed: int = 0, encoder: bool = True):
     """`shrunk_decomposable_attention_config()`'s model (without its `lstmn` when not `encoder`) on the vocabulary of
     the SNLI sample, its weights drawn with `seed`, saved into `folder` (made if missing); the model and the
     sample's instances."""
-    from tests.conftest import REPO_ROOT
-
     folder.mkdir(parents=True, exist_ok=True)
     config = shrunk_decomposable_attention_config()
     if not encoder:
         del config["model"]["premise_encoder"]
     return save_with_random_weights(folder, config, str(REPO_ROOT / SNLI_SAMPLE), seed=seed)
+
+
+SST_SAMPLE = REPO_ROOT / "fixtures" / "sst" / "dev_sample.txt"
+
+
+def _shrunk_sst_config(config_file: Path, ext_vars: dict) -> dict:
+    """CONFIG_FILE evaluated with EXT_VARS, its word vectors 6 wide and drawn (no GloVe file, no fixed vocabulary)."""
+    config = json.loads(_jsonnet.evaluate_file(str(config_file), ext_vars=ext_vars))
+    embedder = config["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+    embedder.pop("pretrained_file")
+    embedder["embedding_dim"] = 6
+    config.pop("vocabulary")
+    return config
+
+
+def save_shrunk_sst_peer(folder, granularity: str = "2-class", seed: int = 0):
+    """The allennlp-models SST peer (benchmarks/configs/sst_basic_classifier_lstm.jsonnet: `basic_classifier`, an
+    `lstm` Seq2Vec encoder), shrunk to an LSTM of 8, with random weights on the SST sample's vocabulary, saved into
+    FOLDER (its weights drawn with SEED); the model and the sample's instances. Load the plugins first
+    (sst_accuracy_by_length.import_plugins)."""
+    from memplugins.compat import CONFIG_DEFAULTS
+
+    config = _shrunk_sst_config(REPO_ROOT / "benchmarks" / "configs" / "sst_basic_classifier_lstm.jsonnet",
+                                {**CONFIG_DEFAULTS, "SST_GRANULARITY": granularity})
+    config["model"]["seq2vec_encoder"].update(input_size=6, hidden_size=8)
+    return save_with_random_weights(folder, config, str(SST_SAMPLE), seed=seed)
+
+
+def save_shrunk_tree_lstm(folder, granularity: str = "2", seed: int = 0):
+    """training_config/sst{GRANULARITY}_tree_lstm.jsonnet's `tree_classifier`, its nodes 8 wide, with random weights
+    on the SST sample's vocabulary, saved into FOLDER (its weights drawn with SEED); the model and the sample's
+    instances."""
+    from memplugins.compat import CONFIG_DEFAULTS
+
+    config = _shrunk_sst_config(REPO_ROOT / "training_config" / f"sst{granularity}_tree_lstm.jsonnet", CONFIG_DEFAULTS)
+    config["model"]["encoder"].update(input_dim=6, hidden_dim=8)
+    return save_with_random_weights(folder, config, str(SST_SAMPLE), seed=seed)
