@@ -20,8 +20,8 @@ more than the sampling of their sentences explains.
 
 Every run must read the same sentences in the same order (a tree run and a sequence run of one granularity do: both
 drop the neutral sentences of the binary protocol, and words are compared as the tree reader unescapes them, -LRB- as
-"("); a run that reads others is refused, naming it. Run it with
-`OMP_NUM_THREADS=1` beside training processes; about a minute a run on test on one core.
+"("); a run that reads others is refused, naming it. Run it with `OMP_NUM_THREADS=1` beside training processes; about
+a minute a run on test on one core. The resamples are seeded (`--seed`, the i-th file's draws from seed + i).
 """
 import argparse
 import sys
@@ -33,14 +33,12 @@ import numpy
 from sst_accuracy_by_length import import_plugins, run_name, sentence_results
 
 
-
 def unescaped(token: str) -> str:
     """A treebank word as our `sst_trees` reader reads it (`memplugins.readers.sst_trees.parse_sst_tree`: PTB escapes
     such as -LRB- and \\/ undone); allennlp-models' reader keeps the words as written."""
     from memplugins.fields.binary_tree_field import PTB_UNESCAPE
 
     return PTB_UNESCAPE.get(token, token).replace("\\/", "/").replace("\\*", "*")
-
 
 
 class Gap(NamedTuple):
@@ -84,13 +82,15 @@ def sentence_gap(first: numpy.ndarray, second: numpy.ndarray, resamples: int, se
 
 def compare(trees_files: List[str], first_runs: List[Path], second_runs: List[Path], resamples: int,
             seed: int) -> List[Gap]:
+    """The gap of SECOND_RUNS over FIRST_RUNS on each of TREES_FILES; each file resampled from its own seed (seed + its
+    index), so that two files' draws are independent."""
     gaps = []
-    for trees in trees_files:
+    for index, trees in enumerate(trees_files):
         first, first_tokens = group_scores(first_runs, trees)
         second, second_tokens = group_scores(second_runs, trees)
         if first_tokens != second_tokens:
             raise ValueError(f"{trees}: the --second runs read other sentences than the --first runs")
-        gaps.append(sentence_gap(first, second, resamples, seed))
+        gaps.append(sentence_gap(first, second, resamples, seed + index))
     return gaps
 
 

@@ -83,3 +83,14 @@ def test_the_two_readers_sentences_match_with_the_treebanks_escapes(runs, tmp_pa
     assert gap.sentences == 2
     assert [sst_sentence_gap.unescaped(word) for word in ("-LRB-", "funny\\/gritty", "\\*bad\\*", "(")] == [
         "(", "funny/gritty", "*bad*", "("]
+
+
+def test_each_file_is_resampled_from_its_own_seed(runs):
+    # the same file twice: the same gap, but draws of their own, so that the difference between two files' gaps has
+    # an interval from independent resamples
+    first, second = [runs["tree0"]], [runs["peer0"]]
+    gaps = sst_sentence_gap.compare([str(SST_SAMPLE)] * 2, first, second, resamples=500, seed=4)
+    assert gaps[0].gap == gaps[1].gap
+    assert gaps[0].draws.tolist() != gaps[1].draws.tolist()
+    again = sst_sentence_gap.compare([str(SST_SAMPLE)] * 2, first, second, resamples=500, seed=4)
+    assert [gap.draws.tolist() for gap in again] == [gap.draws.tolist() for gap in gaps]  # and seeded
