@@ -108,7 +108,8 @@ def main() -> None:
     import_plugins()
     gaps = compare(args.trees, args.first, args.second, args.resamples, args.seed)
     print(f"first: {', '.join(map(run_name, args.first))}\nsecond: {', '.join(map(run_name, args.second))}\n")
-    print("| file | sentences | first | second | second − first [95% over sentences] | sentences the groups differ on |")
+    print("| file | sentences | first | second | second − first [95% over sentences] "
+          "| sentences the groups differ on |")
     print("|---|---:|---:|---:|---|---:|")
     for trees, gap in zip(args.trees, gaps):
         print(f"| {trees} | {gap.sentences} | {100 * gap.first:.2f} | {100 * gap.second:.2f} | "
@@ -116,8 +117,9 @@ def main() -> None:
     if len(gaps) == 2:
         between = gaps[1].draws - gaps[0].draws
         low, high = numpy.percentile(between, [2.5, 97.5])
-        print(f"\nthe gap on {args.trees[1]} minus the gap on {args.trees[0]}: {100 * (gaps[1].gap - gaps[0].gap):+.2f} "
-              f"[{100 * low:+.2f}, {100 * high:+.2f}] (independent resamples of each file)")
+        print(f"\nthe gap on {args.trees[1]} minus the gap on {args.trees[0]}: "
+              f"{100 * (gaps[1].gap - gaps[0].gap):+.2f} [{100 * low:+.2f}, {100 * high:+.2f}] "
+              "(independent resamples of each file)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """benchmarks/sst_composition.py: each phrase's kind from its children's labels, refusals naming file and line, and
-accuracy per kind and scope equal to the model's own prediction phrase by phrase."""
-import json
+accuracy per kind and scope equal to the model's own prediction phrase by phrase (for a tree run, its node's own
+prediction inside the whole sentence)."""
 import sys
 
 import pytest
@@ -13,6 +13,7 @@ from tests.conftest import REPO_ROOT
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 import sst_composition  # noqa: E402
 from sst_accuracy_by_length import import_plugins  # noqa: E402
+
 
 @pytest.mark.parametrize("tree, kind", [
     ("(1 (2 not) (3 good))", "flips"),  # a positive child under a negative phrase
@@ -121,7 +122,8 @@ def _phrases_with_spans():
         for child in tree:
             width += walk(child, start + width, number, False)
         if int(tree.label()) != 2:
-            found.append((tree.leaves(), tree.label(), sst_composition.kind(tree), is_root, (number, start, start + width)))
+            span = (number, start, start + width)
+            found.append((tree.leaves(), tree.label(), sst_composition.kind(tree), is_root, span))
         return width
 
     for number, line in enumerate(SAMPLE.read_text(encoding="utf-8").splitlines(), 1):
