@@ -28,9 +28,9 @@ def rss_mb() -> float:
 
 def live_rss_mb() -> float:
     """Resident memory after a collection and, with glibc, `malloc_trim(0)`: freed heap pages go back to the OS, so
-    the reading follows what is alive rather than what the allocator keeps. Without the trim a worker that has run
-    other test files first can read 20-25 MB of allocator drift over these steps (seen in a full CI run) where a leak
-    of the kind this test guards against reads hundreds."""
+    the reading follows what is alive rather than what the allocator keeps. Without the trim, nse read 24 MB over
+    these steps once in a full CI run (in a worker that had run other test files first) and under 15 alone; the leak
+    this test guards against read hundreds, and a 1 MB-a-step one still fails it."""
     gc.collect()
     libc_name = ctypes.util.find_library("c")
     if libc_name:
