@@ -39,10 +39,9 @@ def validation_reader(run: Path, **overrides) -> DatasetReader:
     """RUN's validation reader (its training reader where the config names none), as `allennlp evaluate` reads,
     with `overrides` set on its parameters. A run folder may come from someone else, so its `config.json` is read as
     an archive's is (`memplugins.untrusted_archives`: plain JSON, registered types only)."""
-    from memplugins.untrusted_archives import import_paths, read_archive_config
+    from memplugins.untrusted_archives import import_paths
 
-    params = read_archive_config(str(run / "config.json"))
-    reader_params = params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
+    reader_params = validation_reader_params(run)
     for key, value in overrides.items():
         reader_params[key] = value
     with import_paths(allowed=False):
@@ -58,12 +57,18 @@ def read_trees(run: Path, trees: str, phrases: bool = False) -> list:
     return list(validation_reader(run, **({"use_subtrees": True} if phrases else {})).read(trees))
 
 
-def reader_type(run: Path) -> str:
-    """The registered type of RUN's validation reader (its training reader where the config names none)."""
+def validation_reader_params(run: Path):
+    """The parameters of RUN's validation reader (its training reader where the config names none), from its
+    `config.json` read as an untrusted archive's (`memplugins.untrusted_archives`: plain JSON, registered types)."""
     from memplugins.untrusted_archives import read_archive_config
 
     params = read_archive_config(str(run / "config.json"))
-    return params.get("validation_dataset_reader", params.get("dataset_reader")).get("type")
+    return params.get("validation_dataset_reader", params.get("dataset_reader")).duplicate()
+
+
+def reader_type(run: Path) -> str:
+    """The registered type of RUN's validation reader."""
+    return validation_reader_params(run).get("type")
 
 
 def load_run(run: Path, weights: str = "best.th") -> Model:

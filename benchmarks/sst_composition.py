@@ -27,7 +27,7 @@ import json
 import re
 import statistics
 from pathlib import Path
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple
 
 import torch
 from nltk import Tree
@@ -88,22 +88,11 @@ def labelled_phrases(trees: str) -> List[Phrase]:
     return phrases
 
 
-def reader_granularity(reader) -> Optional[str]:
-    """The SST granularity of a run's reader: allennlp-models' `sst_tokens` keeps its name, our `sst_trees` its
-    label map (`memplugins.readers.sst_trees.GRANULARITIES`)."""
-    from memplugins.readers.sst_trees import GRANULARITIES
-
-    if hasattr(reader, "_granularity"):
-        return reader._granularity
-    label_map = getattr(reader, "_label_map", None)
-    return next((name for name, mapping in GRANULARITIES.items() if mapping == label_map), None)
-
-
 def accuracy_by_kind(run: Path, phrases: List[Phrase]) -> dict:
     """{(kind or "all", scope of SCOPES): [right, count]} of RUN over PHRASES (`labelled_phrases`)."""
     model = load_run(run)
     reader = validation_reader(run)
-    granularity = reader_granularity(reader)
+    granularity = getattr(reader, "_granularity", None)  # allennlp-models' `sst_tokens` and our `sst_trees` keep it
     if granularity != "2-class":
         raise ValueError(f"{run}: a binary run (its reader's granularity is {granularity!r}, not '2-class')")
     tree_run = reader_type(run) == "sst_trees"

@@ -33,14 +33,6 @@ import numpy
 from sst_accuracy_by_length import import_plugins, run_name, sentence_results
 
 
-def unescaped(token: str) -> str:
-    """A treebank word as our `sst_trees` reader reads it (`memplugins.readers.sst_trees.parse_sst_tree`: PTB escapes
-    such as -LRB- and \\/ undone); allennlp-models' reader keeps the words as written."""
-    from memplugins.fields.binary_tree_field import PTB_UNESCAPE
-
-    return PTB_UNESCAPE.get(token, token).replace("\\/", "/").replace("\\*", "*")
-
-
 class Gap(NamedTuple):
     first: float  # the first group's accuracy (mean over its runs)
     second: float
@@ -55,10 +47,12 @@ class Gap(NamedTuple):
 def group_scores(runs: Sequence[Path], trees: str) -> Tuple[numpy.ndarray, List[List[str]]]:
     """Per sentence of TREES, the share of RUNS that get it right, and the sentences' tokens; refuses runs that read
     different sentences."""
+    from memplugins.readers.sst_trees import unescape_sst_word  # allennlp-models' reader keeps the escapes as written
+
     tokens, rights = None, []
     for run in runs:
         results = sentence_results(run, trees)
-        read = [[unescaped(token) for token in sentence] for sentence, _ in results]
+        read = [[unescape_sst_word(token) for token in sentence] for sentence, _ in results]
         if tokens is None:
             tokens, first_run = read, run
         elif read != tokens:

@@ -25,6 +25,12 @@ GRANULARITIES: Dict[str, Dict[str, Optional[str]]] = {
 }
 
 
+def unescape_sst_word(word: str) -> str:
+    """A treebank word with its PTB escapes undone (`-LRB-` -> `(`, `\\/` -> `/`, `\\*` -> `*`), as `parse_sst_tree`
+    reads it."""
+    return PTB_UNESCAPE.get(word, word).replace("\\/", "/").replace("\\*", "*")
+
+
 def parse_sst_tree(text: str) -> BinaryTree:
     """
     Parses one PTB-format Stanford Sentiment Treebank tree, e.g. `(3 (2 It) (4 (2 's) (3 lovely)))`: every node is
@@ -57,7 +63,7 @@ def parse_sst_tree(text: str) -> BinaryTree:
         if position < len(tokens) and tokens[position] not in "()":  # a leaf: (label word)
             word = tokens[position]
             position += 1
-            leaves.append(PTB_UNESCAPE.get(word, word).replace("\\/", "/").replace("\\*", "*"))
+            leaves.append(unescape_sst_word(word))
             leaf_labels.append(label)
             node = len(leaves) - 1
             items = 1
@@ -138,6 +144,7 @@ class SstTreesReader(DatasetReader):
         if granularity not in GRANULARITIES:
             raise ConfigurationError(f"sst_trees: granularity must be one of {list(GRANULARITIES)}, got {granularity!r}")
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._granularity = granularity  # the name allennlp-models' `sst_tokens` keeps it under
         self._label_map = GRANULARITIES[granularity]
         self._root_only = root_only
         self._tokenizer = tokenizer or SpacyBlankTokenizer()

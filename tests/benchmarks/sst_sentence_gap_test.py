@@ -6,6 +6,7 @@ import sys
 import numpy
 import pytest
 
+from memplugins.readers.sst_trees import unescape_sst_word
 from tests.benchmarks.saved_models import SST_SAMPLE, save_shrunk_sst_peer, save_shrunk_tree_lstm
 from tests.conftest import REPO_ROOT
 
@@ -81,7 +82,7 @@ def test_the_two_readers_sentences_match_with_the_treebanks_escapes(runs, tmp_pa
     trees.write_text("(3 (2 -LRB-) (3 (3 funny\\/gritty) (2 -RRB-)))\n(1 (2 a) (1 (2 \\/) (1 \\*bad\\*)))\n")
     (gap,) = sst_sentence_gap.compare([str(trees)], [runs["tree0"]], [runs["peer0"]], 100, 0)
     assert gap.sentences == 2
-    assert [sst_sentence_gap.unescaped(word) for word in ("-LRB-", "funny\\/gritty", "\\*bad\\*", "(")] == [
+    assert [unescape_sst_word(word) for word in ("-LRB-", "funny\\/gritty", "\\*bad\\*", "(")] == [
         "(", "funny/gritty", "*bad*", "("]
 
 
