@@ -32,7 +32,7 @@ from typing import List, NamedTuple
 import torch
 from nltk import Tree
 
-from sst_accuracy_by_length import load_run, parse_runs, reader_type, run_name, tensor_batches, validation_reader
+from sst_accuracy_by_length import load_run, parse_runs, run_name, tensor_batches, validation_reader
 
 KINDS = ("flips", "agrees", "from neutral")
 SHORT, LONG = "phrases of 2-10 tokens", "phrases of 11+ tokens"
@@ -95,7 +95,9 @@ def accuracy_by_kind(run: Path, phrases: List[Phrase]) -> dict:
     granularity = getattr(reader, "_granularity", None)  # allennlp-models' `sst_tokens` and our `sst_trees` keep it
     if granularity != "2-class":
         raise ValueError(f"{run}: a binary run (its reader's granularity is {granularity!r}, not '2-class')")
-    tree_run = reader_type(run) == "sst_trees"
+    from memplugins.readers.sst_trees import SstTreesReader
+
+    tree_run = isinstance(reader, SstTreesReader)  # the reader just built, not its config read a second time
     instances = []
     for phrase in phrases:
         # a tree's text_to_instance takes the labelled subtree and drops its labels: the gold is the phrase's
