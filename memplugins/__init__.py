@@ -3,7 +3,7 @@ memplugins: memory- and attention-augmented encoders and models for AllenNLP 2.1
 
 Importing the package quiets the deprecation warnings third-party modules raise while they are imported, applies
 the torch-2 compatibility fixes (`memplugins.compat`), the exact-resume feature (`memplugins.training.exact_resume`),
-safe archive loading (`memplugins.untrusted_archives`) and flushing denormal floats to zero on the CPU
+safe archive loading (`memplugins.archives`) and flushing denormal floats to zero on the CPU
 (`memplugins.training.flush_denormal`; `MEMPLUGINS_FLUSH_DENORMAL=0` keeps them), and registers every component
 with AllenNLP's registries.
 """
@@ -12,12 +12,12 @@ from memplugins.cli import quiet_third_party_imports
 quiet_third_party_imports()
 
 from memplugins import compat  # noqa: E402  (before anything registers: the fixes patch AllenNLP)
-from memplugins import untrusted_archives  # noqa: E402
+from memplugins import archives  # noqa: E402
 from memplugins.training import exact_resume, flush_denormal  # noqa: E402
 
 compat.apply()
 exact_resume.apply()
-untrusted_archives.apply()
+archives.apply()
 flush_denormal.apply()
 
 from memplugins.tokenizers import SpacyBlankTokenizer  # noqa: E402,F401
@@ -28,12 +28,13 @@ from memplugins.initializers import ZeroUnknownRow  # noqa: E402,F401
 from memplugins.readers import SnliParsedReader, WikiQaReader, unseen_labels  # noqa: E402,F401
 from memplugins.metrics import MapMrr  # noqa: E402,F401
 from memplugins.models import RteAttention  # noqa: E402,F401
-from memplugins.predictors import EntailmentPairsPredictor, input_lines, seq2seq_labels  # noqa: E402,F401
+from memplugins.predictors import EntailmentPairsPredictor, checked_inputs, input_lines, seq2seq_labels  # noqa: E402,F401
 from memplugins.commands import AttentionMap, empty_evaluation  # noqa: E402,F401
 from memplugins.decoders import NseDecoderNet  # noqa: E402,F401
 from memplugins.training import DeadlineCallback  # noqa: E402,F401
 
 unseen_labels.apply()
 input_lines.apply()
+checked_inputs.apply()
 seq2seq_labels.apply()
 empty_evaluation.apply()

@@ -188,7 +188,7 @@ def test_install_report() -> str:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--allow-import-paths" in argv:  # our flag (memplugins.untrusted_archives), not AllenNLP's
+    if "--allow-import-paths" in argv:  # our flag (memplugins.archives), not AllenNLP's
         argv.remove("--allow-import-paths")
         os.environ["MEMPLUGINS_ALLOW_IMPORT_PATHS"] = "1"
     if not argv or argv[0] in ("-h", "--help"):
@@ -211,11 +211,12 @@ def _run_allennlp(argv: List[str]) -> int:
     import allennlp.__main__  # noqa: F401  (its import configures logging as the `allennlp` command's does)
     import memplugins  # noqa: F401  (registers everything, applies memplugins.compat)
     from allennlp.commands import main as allennlp_main
-    from allennlp.common.util import install_sigterm_handler
+    from allennlp.common.checks import ConfigurationError
+    from allennlp.common.util import SigTermReceived, install_sigterm_handler
 
     from memplugins.predictors.inputs import InvalidInputError
     from memplugins.readers.errors import MalformedInputError
-    from memplugins.untrusted_archives import ArchiveError
+    from memplugins.archives import ArchiveError
 
     if argv[0] == "test-install":
         print(test_install_report())
@@ -226,7 +227,17 @@ def _run_allennlp(argv: List[str]) -> int:
     sys.argv = ["memplugins", *argv]
     try:
         allennlp_main(prog="memplugins")
-    except (MalformedInputError, ArchiveError, InvalidInputError) as error:  # bad input: the message, no traceback
+    except (SigTermReceived, KeyboardInterrupt) as stop:
+        what = "SIGTERM" if isinstance(stop, SigTermReceived) else "an interrupt (Ctrl-C)"
+        print(f"memplugins: {argv[0]} stopped by {what}" + (
+            "; the serialization directory keeps the last checkpoint (and an archive of the best epoch, if one "
+            "ended): the same command with --recover continues exactly where it stopped" if argv[0] == "train"
+            else ""), file=sys.stderr)
+        return 2
+    except Exception as error:  # noqa: BLE001  (bad input or config: the message, no traceback; others re-raised)
+        if os.environ.get("MEMPLUGINS_TRACEBACK") == "1" or not isinstance(
+                error, (MalformedInputError, ArchiveError, InvalidInputError, ConfigurationError)):
+            raise
         print(f"memplugins: error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -40,3 +40,22 @@ def build_config_model(config: str, num_instances: int = 8, overrides: str = "",
     torch.manual_seed(seed)
     model = Model.from_params(vocab=vocab, params=params.pop("model"))
     return ConfigModel(model, vocab, instances)
+
+
+def config_archive(config: str, folder: Path, num_instances: int = 16, seed: int = 0) -> Path:
+    """`folder/model.tar.gz`: an archive of the config's model (weights as built, untrained) with its resolved config
+    and the vocabulary of its first `num_instances` training instances, as `allennlp train` would archive it. For
+    tests of what opens archives (commands, predictors, interpreters) without training each config."""
+    from allennlp.models.archival import Meta, archive_model
+
+    archive = folder / "model.tar.gz"
+    if archive.exists():
+        return archive
+    folder.mkdir(parents=True, exist_ok=True)
+    built = build_config_model(config, num_instances=num_instances, seed=seed)
+    Params.from_file(str(REPO_ROOT / config)).to_file(str(folder / "config.json"))
+    built.vocab.save_to_files(str(folder / "vocabulary"))
+    torch.save(built.model.state_dict(), folder / "best.th")
+    Meta.new().to_file(str(folder / "meta.json"))
+    archive_model(str(folder), weights="best.th")
+    return archive

@@ -20,6 +20,7 @@ function(encoder, decoder_net, lr) {
     source_suffix: 'en',
     target_suffix: 'de',
     max_length: 25,
+    max_tokens: 200,  // the source of a prediction input (training pairs are under max_length)
     lowercase: true,
     source_add_start_token: false,
     source_add_end_token: false,

@@ -19,7 +19,8 @@ local layers = std.parseInt(std.extVar('LSTMN_LAYERS'));
 local tokens_per_sentence = 22.1;
 {
   dataset_reader: {
-    type: 'simple_language_modeling',
+    type: 'checked_simple_language_modeling',  // allennlp-models' reader behind file:line checks
+    max_tokens: 400,  // PTB's longest sentence has 82 tokens; this bounds a pathological prediction input
     tokenizer: { type: 'whitespace' },
     // the LSTMN's cost is quadratic in length: sentences over 400 tokens are left out of the data (PTB's longest
     // has 83), and `sentence_perplexity` refuses them with a clear error. Override with -o.

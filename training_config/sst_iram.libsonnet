@@ -14,7 +14,8 @@ function(granularity, full, char_cnn=false) {
   local char_dim = 100,
   local input_dim = embedding_dim + (if char_cnn then char_dim else 0),
   local reader(subtrees) = {
-    type: 'sst_tokens',
+    type: 'checked_sst_tokens',  // allennlp-models' sst_tokens behind file:line checks
+    max_tokens: 200,  // SST's longest sentence has 56 tokens; this bounds a pathological prediction input
     granularity: granularity,
     use_subtrees: subtrees,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } } + (

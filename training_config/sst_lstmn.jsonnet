@@ -25,7 +25,8 @@ local layers = std.parseInt(std.extVar('LSTMN_LAYERS'));
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 {
   dataset_reader: {
-    type: 'sst_tokens',
+    type: 'checked_sst_tokens',  // allennlp-models' sst_tokens behind file:line checks
+    max_tokens: 200,  // SST's longest sentence has 56 tokens; this bounds a pathological prediction input
     granularity: std.extVar('SST_GRANULARITY'),
     use_subtrees: false,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },

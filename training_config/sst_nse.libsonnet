@@ -9,7 +9,8 @@
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 function(granularity, mlp_units) {
   local reader(subtrees) = {
-    type: 'sst_tokens',
+    type: 'checked_sst_tokens',  // allennlp-models' sst_tokens behind file:line checks
+    max_tokens: 200,  // SST's longest sentence has 56 tokens; this bounds a pathological prediction input
     granularity: granularity,
     use_subtrees: subtrees,
     token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } },

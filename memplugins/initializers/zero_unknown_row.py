@@ -26,7 +26,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 from allennlp.nn.initializers import Initializer
 
-from memplugins.untrusted_archives import safe_extract
+from memplugins.archives import safe_extract
 
 #: the token table of every shipped config (`text_field_embedder.token_embedders.tokens`)
 TOKEN_TABLE = "_text_field_embedder.token_embedder_tokens.weight"

@@ -9,6 +9,7 @@ from allennlp.predictors.predictor import Predictor
 
 from memplugins.predictors.bounded import BoundedOutputs
 from memplugins.predictors.inputs import input_text, input_texts
+from memplugins.readers.truncation import take_cuts
 
 
 @Predictor.register("answer_ranking")
@@ -53,7 +54,9 @@ class AnswerRankingPredictor(BoundedOutputs, Predictor):
         results = []
         for json_dict in inputs:
             answers = self._candidates(json_dict)
+            take_cuts(self._dataset_reader)
             instances = [self._dataset_reader.text_to_instance(json_dict["question"], a, question_id="q") for a in answers]
+            cuts = take_cuts(self._dataset_reader)
             outputs = self.predict_batch_instance(instances)  # bounded (BoundedOutputs)
             ranking = sorted(
                 ({"answer": answer, "probability": float(output["probability"]), "index": i}
@@ -63,5 +66,5 @@ class AnswerRankingPredictor(BoundedOutputs, Predictor):
             result = {"question": json_dict["question"], "answer": ranking[0]["answer"], "ranking": ranking}
             if len(answers) == 1:
                 result.update(outputs[0])
-            results.append(sanitize(result))
+            results.append(sanitize(self.note_cuts(result, cuts)))
         return results

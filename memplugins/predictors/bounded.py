@@ -6,6 +6,9 @@ from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 
+from memplugins.predictors.inputs import JsonObjectLines
+from memplugins.readers.truncation import take_cuts
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_INTERNAL_ENTRIES = 100_000
@@ -37,7 +40,53 @@ def bound_output(output: Dict[str, Any], max_entries: int, predictor: str) -> Di
     return output
 
 
-class BoundedOutputs:
+def predict_noting_cuts(predictor, inputs: List[JsonDict]) -> List[JsonDict]:
+    """`predictor.predict_batch_json(inputs)`, each output saying under `truncated` what the reader's limits cut of
+    its input (`NotesTruncation`)."""
+    instances, cuts = [], []
+    for item in inputs:
+        take_cuts(predictor._dataset_reader)  # anything left from reading a file is not this input's
+        instances.append(predictor._json_to_instance(item))
+        cuts.append(take_cuts(predictor._dataset_reader))
+    outputs = predictor.predict_batch_instance(instances)
+    return [note_cuts(predictor, output, cut) for output, cut in zip(outputs, cuts)]
+
+
+def note_cuts(predictor, output: JsonDict, cuts: List[Dict[str, Any]]) -> JsonDict:
+    """`output` with `truncated` = `cuts` when there are any; the first time, a warning in the log."""
+    if cuts:
+        output["truncated"] = cuts
+        if not getattr(predictor, "_memplugins_warned_truncation", False):
+            predictor._memplugins_warned_truncation = True
+            first = cuts[0]
+            logger.warning(
+                "%s: %s=%d cut an input of %d tokens to %d (each output that was cut says so under 'truncated'; to "
+                "keep whole inputs, override the reader's limit, e.g. --overrides '{\"dataset_reader.%s\": null}')",
+                type(predictor).__name__, first["option"], first["limit"], first["length"], first["limit"],
+                first["option"])
+    return output
+
+
+class NotesTruncation:
+    """
+    Mixin for a `Predictor` (listed before it): when the reader's `max_tokens` (or another `TruncationCount` limit,
+    such as `max_sentences`) cut an input, its output says so under `truncated` (`[{"option": "max_tokens",
+    "limit": 200, "length": 3000}]`: one entry per text cut, with its length before the cut), and the log says so
+    once per predictor. (allennlp-models' `text_classifier` and `seq2seq` get the same from
+    `memplugins.predictors.checked_inputs`.)
+    """
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return predict_noting_cuts(self, [inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        return predict_noting_cuts(self, inputs)
+
+    def note_cuts(self, output: JsonDict, cuts: List[Dict[str, Any]]) -> JsonDict:
+        return note_cuts(self, output, cuts)
+
+
+class BoundedOutputs(NotesTruncation, JsonObjectLines):
     """
     Mixin for a `Predictor` (listed before it): takes `max_internal_entries`, and `predict_instance` /
     `predict_batch_instance` bound each output with `bound_output` and add the internals that `self._internals` (an

@@ -1,33 +1,59 @@
 """
-`allennlp predict` names the input line of a bad input. AllenNLP's `_PredictManager` parses each line with
-`json.loads` and hands the result on: a non-JSON line is a bare `JSONDecodeError`, a JSON array an
-`AttributeError`, and an input the predictor cannot take an error that does not say which line it was. Here every
-line is parsed with `readers.errors.parse_json_object` (not JSON, nested too deeply, not an object: each named
-`file:line`), and an error while predicting a batch becomes a `MalformedInputError` naming the line (the batch's
-lines, for `--batch-size` above 1), with the original error chained. Test: `tests/predictors/input_lines_test.py`.
+`allennlp predict` names the input line of a bad input. AllenNLP's `_PredictManager` reads the input file as text
+and hands each line to the predictor's `load_line`: a file that is not UTF-8 is a bare `UnicodeDecodeError`, a
+truncated `.gz` an `EOFError`, a line that `load_line` cannot parse a `JSONDecodeError` (or `ValueError` for a number
+of over 4,300 digits, `RecursionError` for deep nesting), and an input the predictor cannot take an error that does
+not say which line it was.
+
+Here the file is read through `readers.errors.numbered_lines` (each line decoded on its own; gzip, bzip2 and xz
+recognised by their first bytes, as well as by AllenNLP's file endings), each non-blank line still goes to the
+predictor's own `load_line` (so a predictor that reads another line format keeps it), and every failure of reading,
+parsing or predicting becomes a `MalformedInputError` naming the file and line (the batch's lines for
+`--batch-size` above 1), with the original error chained. Test: `tests/predictors/input_lines_test.py`.
 """
+import io
+import json
 import sys
 from typing import Iterator, List
 
 from allennlp.commands.predict import _PredictManager
-from allennlp.common.file_utils import cached_path, open_compressed
+from allennlp.common.file_utils import cached_path
 from allennlp.common.util import JsonDict
 
 from memplugins.compat.patching import patch
-from memplugins.readers.errors import MalformedInputError, parse_json_object
+from memplugins.readers.errors import LineError, MalformedInputError, numbered_lines, numbered_stream
+
+
+def describe_parse_error(error: Exception) -> str:
+    """What a `load_line` failure means, in one line."""
+    if isinstance(error, LineError):
+        return str(error)
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON: {error.msg} at column {error.colno}"
+    if isinstance(error, RecursionError):
+        return "JSON nested too deeply to read"
+    return f"could not read this line ({type(error).__name__}: {error})"
 
 
 def _numbered_json(original):
     def _get_json_data(self) -> Iterator[JsonDict]:
         name = "<stdin>" if self._input_file == "-" else self._input_file
         self._memplugins_lines: List[int] = []
-        with (open_compressed(cached_path(self._input_file)) if self._input_file != "-" else _Stdin()) as lines:
-            for number, line in enumerate(lines, start=1):
-                if line.isspace() or not line:
-                    continue
-                self._memplugins_lines.append(number)
-                self._memplugins_lines = self._memplugins_lines[-self._batch_size :]
-                yield parse_json_object(line, name, number)
+        if self._input_file == "-":
+            lines = numbered_stream(getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode()), name)
+        else:
+            lines = numbered_lines(cached_path(self._input_file), display_name=name)
+        for number, line in lines:
+            if not line or line.isspace():
+                continue
+            self._memplugins_lines.append(number)
+            self._memplugins_lines = self._memplugins_lines[-self._batch_size :]
+            try:
+                yield self._predictor.load_line(line)
+            except MalformedInputError:
+                raise
+            except (ValueError, RecursionError, TypeError, KeyError) as error:
+                raise MalformedInputError(name, number, describe_parse_error(error)) from error
 
     return _get_json_data
 
@@ -45,14 +71,6 @@ def _predict_json_naming_lines(original):
             raise MalformedInputError(name, lines[0], f"could not predict {which}: {error}") from error
 
     return _predict_json
-
-
-class _Stdin:
-    def __enter__(self):
-        return sys.stdin
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 def apply() -> None:

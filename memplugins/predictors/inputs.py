@@ -6,11 +6,20 @@ a missing key, a value of the wrong JSON type, empty text and unencodable text (
 """
 from typing import Any, List, Sequence
 
-from memplugins.readers.errors import json_type, text_problem
+from memplugins.readers.errors import json_type, load_json_object, text_problem
 
 
 class InvalidInputError(ValueError):
     """A prediction input the predictor cannot take (the message says which key and why)."""
+
+
+class JsonObjectLines:
+    """Mixin for a `Predictor` (listed before it): `allennlp predict` reads each input line as a JSON object, and
+    a line that is not one is a `LineError` saying what it is (`memplugins.predictors.input_lines` adds the file and
+    line)."""
+
+    def load_line(self, line: str) -> dict:
+        return load_json_object(line)
 
 
 def input_object(value: Any, predictor: str) -> dict:

@@ -8,11 +8,12 @@ from allennlp.predictors.predictor import Predictor
 from allennlp.predictors.text_classifier import TextClassifierPredictor
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
-from memplugins.predictors.inputs import InvalidInputError, input_text
+from memplugins.predictors.bounded import NotesTruncation
+from memplugins.predictors.inputs import InvalidInputError, JsonObjectLines, input_text
 
 
 @Predictor.register("sentence_classifier")
-class SentenceClassifierPredictor(TextClassifierPredictor):
+class SentenceClassifierPredictor(NotesTruncation, JsonObjectLines, TextClassifierPredictor):
     """
     `allennlp predict` and AllenNLP's interpreters for our sentence classifiers (the default predictor of
     `tree_classifier` and `iram_classifier`): allennlp-models' `text_classifier` with its input checked (a

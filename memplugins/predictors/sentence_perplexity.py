@@ -11,11 +11,12 @@ from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.lm.models.language_model import LanguageModel
 
-from memplugins.predictors.inputs import InvalidInputError, input_text
+from memplugins.predictors.bounded import NotesTruncation
+from memplugins.predictors.inputs import InvalidInputError, JsonObjectLines, input_text
 
 
 @Predictor.register("sentence_perplexity")
-class SentencePerplexityPredictor(Predictor):
+class SentencePerplexityPredictor(NotesTruncation, JsonObjectLines, Predictor):
     """
     `allennlp predict` for allennlp-models' `language_model` (e.g. `ptb_lstmn_lm`, whose contextualizer is an LSTMN;
     the default predictor of `language_model` once memplugins is imported). Input lines: `{"sentence": "..."}`.

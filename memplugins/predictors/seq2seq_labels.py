@@ -4,20 +4,18 @@ AllenNLP's interpreters and attackers for sequence-to-sequence models (our NMT c
 `predictions_to_labeled_instances`, which every saliency interpreter and attacker calls to turn a prediction into a
 target to differentiate, so interpreting a translation model failed. Added here: the labelled instance is the input
 with `target_tokens` = the predicted translation (between the reader's start and end symbols), so the gradients
-are those of the predicted translation's likelihood with respect to the source words. The predictor's input is
-also checked (`source`: non-empty, encodable text; `memplugins.predictors.inputs`). Test:
-`tests/predictors/interpret_test.py`.
+are those of the predicted translation's likelihood with respect to the source words (its input is checked by
+`memplugins.predictors.checked_inputs`). Test: `tests/predictors/interpret_test.py`.
 """
 from typing import Dict, List
 
 import numpy
-from allennlp.common.util import END_SYMBOL, START_SYMBOL, JsonDict
+from allennlp.common.util import END_SYMBOL, START_SYMBOL
 from allennlp.data import Instance, Token
 from allennlp.data.fields import TextField
 from allennlp_models.generation.predictors.seq2seq import Seq2SeqPredictor
 
-from memplugins.compat.patching import PATCHED, patch
-from memplugins.predictors.inputs import input_text
+from memplugins.compat.patching import PATCHED
 
 
 def predictions_to_labeled_instances(self, instance: Instance, outputs: Dict[str, numpy.ndarray]) -> List[Instance]:
@@ -34,15 +32,7 @@ def predictions_to_labeled_instances(self, instance: Instance, outputs: Dict[str
     return [new_instance]
 
 
-def _checked_source(original):
-    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        return original(self, {**json_dict, "source": input_text(json_dict, ("source",), "seq2seq")})
-
-    return _json_to_instance
-
-
 def apply() -> None:
     if "predictions_to_labeled_instances" not in vars(Seq2SeqPredictor):
         setattr(predictions_to_labeled_instances, PATCHED, None)
         Seq2SeqPredictor.predictions_to_labeled_instances = predictions_to_labeled_instances
-    patch(Seq2SeqPredictor, "_json_to_instance", _checked_source)

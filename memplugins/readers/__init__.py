@@ -4,3 +4,5 @@ from memplugins.readers.wikiqa import WikiQaReader
 from memplugins.readers.sst_trees import SstTreesReader, parse_sst_tree
 from memplugins.readers.parallel_text import ParallelTextReader
 from memplugins.readers.hierarchical_documents import HierarchicalDocumentsReader
+from memplugins.readers.checked_sst_tokens import CheckedSstTokensReader
+from memplugins.readers.checked_language_modeling import CheckedSimpleLanguageModelingReader

@@ -1,5 +1,7 @@
+import bz2
 import gzip
 import json
+import lzma
 import zlib
 from typing import IO, Callable, Iterable, Iterator, Optional, Tuple
 
@@ -15,45 +17,63 @@ class MalformedInputError(ValueError):
 
 
 def _open_binary(file_path: str) -> IO[bytes]:
-    """The file's bytes, gzip decompressed (detected by its magic bytes, not the name)."""
+    """The file's bytes, decompressed when its first bytes are gzip's, bzip2's or xz's (not judged by the name)."""
     with open(file_path, "rb") as probe:
-        is_gzip = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(file_path, "rb") if is_gzip else open(file_path, "rb")
+        magic = probe.read(10)
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.open(file_path, "rb")
+    if magic[:3] == b"BZh" and magic[4:10] == b"1AY&SY":
+        return bz2.open(file_path, "rb")
+    if magic[:6] == b"\xfd7zXZ\x00":
+        return lzma.open(file_path, "rb")
+    return open(file_path, "rb")
 
 
-def numbered_lines(file_path: str) -> Iterator[Tuple[int, str]]:
+def numbered_lines(file_path: str, display_name: Optional[str] = None) -> Iterator[Tuple[int, str]]:
     """
-    Yields `(line_number, line)` of a UTF-8 text file (or gzip of one), 1-based, for error messages that name the
-    line. The one reader of every memplugins dataset reader, so that every reader treats files alike:
+    Yields `(line_number, line)` of a UTF-8 text file (or gzip, bzip2 or xz of one), 1-based, for error messages
+    that name the line (`display_name`, default `file_path`). The one reader of every memplugins dataset reader and
+    of `allennlp predict`'s input, so that all treat files alike:
 
     * a UTF-8 byte-order mark (as Windows editors write) is dropped, and CRLF line ends read as LF;
-    * bytes that are not UTF-8 (e.g. a Latin-1 file), a truncated or corrupt gzip file (a half-copied download),
-      and a path that is a directory raise `MalformedInputError` naming the file and the line (for a truncated
-      archive: the last complete line read), never a bare `UnicodeDecodeError` / `EOFError` / `IsADirectoryError`.
+    * bytes that are not UTF-8 (e.g. a Latin-1 or binary file), a truncated or corrupt compressed file (a
+      half-copied download), and a path that is a directory raise `MalformedInputError` naming the file and the
+      line (for a truncated archive: the last complete line read), never a bare `UnicodeDecodeError` / `EOFError` /
+      `IsADirectoryError`.
 
     Lines are decoded one at a time, so a decoding error names the exact line.
     """
+    name = display_name or file_path
+    try:
+        binary = _open_binary(file_path)
+    except IsADirectoryError:
+        raise MalformedInputError(name, 0, "is a directory; give the path of a data file") from None
+    with binary:
+        yield from numbered_stream(binary, name)
+
+
+def numbered_stream(binary: IO[bytes], name: str) -> Iterator[Tuple[int, str]]:
+    """`numbered_lines` of an open binary stream (standard input, say)."""
     line_number = 0
     try:
-        with _open_binary(file_path) as binary:
-            for line_number, raw in enumerate(binary, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise MalformedInputError(
-                        file_path, line_number, f"not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
-                        f"{error.start + 1}); re-save the file as UTF-8"
-                    ) from None
-                if line_number == 1 and line.startswith("\ufeff"):
-                    line = line[1:]
-                if line.endswith("\r\n"):
-                    line = line[:-2] + "\n"
-                yield line_number, line
+        for line_number, raw in enumerate(binary, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise MalformedInputError(
+                    name, line_number, f"not UTF-8 text (byte 0x{raw[error.start]:02x} at column "
+                    f"{error.start + 1}); re-save the file as UTF-8"
+                ) from None
+            if line_number == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            if line.endswith("\r\n"):
+                line = line[:-2] + "\n"
+            yield line_number, line
     except IsADirectoryError:
-        raise MalformedInputError(file_path, 0, "is a directory; give the path of a data file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise MalformedInputError(name, 0, "is a directory; give the path of a data file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError, lzma.LZMAError) as error:
         raise MalformedInputError(
-            file_path, line_number + 1, f"compressed file is truncated or corrupt after line {line_number} "
+            name, line_number + 1, f"compressed file is truncated or corrupt after line {line_number} "
             f"({type(error).__name__}: {error}); the lines before were read. Copy or download the file again"
         ) from None
 
@@ -67,17 +87,32 @@ def json_type(value) -> str:
     )
 
 
-def parse_json_object(line: str, file_path: str, line_number: int) -> dict:
-    """One line of a JSON-lines file as a JSON object, or a `MalformedInputError` saying what it is instead."""
+class LineError(ValueError):
+    """What is wrong with one line, said in full; the caller adds the file and line (`MalformedInputError`)."""
+
+
+def load_json_object(line: str) -> dict:
+    """One line of a JSON-lines file as a JSON object, or a `LineError` saying what it is instead (our predictors'
+    `load_line`)."""
     try:
         value = json.loads(line)
     except json.JSONDecodeError as error:
-        raise MalformedInputError(file_path, line_number, f"not JSON: {error.msg} at column {error.colno}") from None
+        raise LineError(f"not JSON: {error.msg} at column {error.colno}") from None
     except RecursionError:
-        raise MalformedInputError(file_path, line_number, "JSON nested too deeply to read") from None
+        raise LineError("JSON nested too deeply to read") from None
+    except ValueError as error:  # e.g. an integer of over 4,300 digits
+        raise LineError(f"not JSON that can be read: {error}") from None
     if not isinstance(value, dict):
-        raise MalformedInputError(file_path, line_number, f"expected a JSON object, got a JSON {json_type(value)}")
+        raise LineError(f"expected a JSON object, got a JSON {json_type(value)}")
     return value
+
+
+def parse_json_object(line: str, file_path: str, line_number: int) -> dict:
+    """One line of a JSON-lines file as a JSON object, or a `MalformedInputError` saying what it is instead."""
+    try:
+        return load_json_object(line)
+    except LineError as error:
+        raise MalformedInputError(file_path, line_number, str(error)) from None
 
 
 def text_problem(value, allow_empty: bool = False) -> Optional[str]:

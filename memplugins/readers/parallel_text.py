@@ -8,6 +8,7 @@ from allennlp.data.tokenizers import Tokenizer, WhitespaceTokenizer
 from allennlp_models.generation.dataset_readers.seq2seq import Seq2SeqDatasetReader
 
 from memplugins.readers.errors import MalformedInputError, no_instances_error, nonempty, numbered_lines
+from memplugins.readers.truncation import TruncatingTokenizer, TruncationCount
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +36,10 @@ class ParallelTextReader(Seq2SeqDatasetReader):
         Drop pairs whose source or target has more whitespace tokens than this.
     source_max_tokens, target_max_tokens : `int`, optional (default = `None`)
         `Seq2SeqDatasetReader`'s: truncate instead of dropping (the number truncated is logged once per file).
+    max_tokens : `int`, optional (default = `None`)
+        Cuts a source text to this many tokens, as `source_max_tokens` does, and a prediction says so in its output
+        (`truncated`); the shipped configs use it to keep a pathological prediction input from an NSE, whose memory
+        is quadratic in length (their training pairs are under `max_length` already).
     lowercase : `bool`, optional (default = `False`)
     source_tokenizer : `Tokenizer`, optional (default = `WhitespaceTokenizer()`)
         The corpus is pre-tokenized; the target tokenizer defaults to the source one.
@@ -49,9 +54,13 @@ class ParallelTextReader(Seq2SeqDatasetReader):
         max_length: Optional[int] = None,
         lowercase: bool = False,
         source_tokenizer: Optional[Tokenizer] = None,
+        max_tokens: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(source_tokenizer=source_tokenizer or WhitespaceTokenizer(), **kwargs)
+        self._truncation = TruncationCount("max_tokens", max_tokens)
+        if max_tokens is not None:  # the source only: the target tokenizer stays the unwrapped one
+            self._source_tokenizer = TruncatingTokenizer(self._source_tokenizer, self._truncation)
         self._source_suffix = source_suffix
         self._target_suffix = target_suffix
         self._max_length = max_length
@@ -91,6 +100,7 @@ class ParallelTextReader(Seq2SeqDatasetReader):
                             getattr(self, f"_{side}_max_exceeded"), side, side, getattr(self, f"_{side}_max_tokens"),
                             file_path)
             setattr(self, f"_{side}_max_exceeded", 0)
+        self._truncation.log_and_reset("parallel_text", file_path)
 
     def _is_sharded(self) -> bool:
         """Whether this process reads only a share of the file (data loader workers or distributed training)."""

@@ -1,5 +1,5 @@
 import logging
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from allennlp.data.tokenizers import Token, Tokenizer
 
@@ -10,8 +10,12 @@ class TruncationCount:
     """
     Truncates token lists to a limit and counts how many were cut, so that a reader can log, once per file, how many
     instances `max_tokens` (or a similar option) changed, as AllenNLP's `seq2seq` reader does for
-    `source_max_tokens`. `limit=None` truncates nothing.
+    `source_max_tokens`. `limit=None` truncates nothing. `recent` holds the lengths of the texts cut since
+    `take_cuts` last read them (a predictor reads them after building each input's instance, to say so in its
+    output); it keeps the latest `RECENT` only, so reading a file does not grow it.
     """
+
+    RECENT = 64
 
     def __init__(self, option: str, limit: Optional[int]) -> None:
         if limit is not None and limit < 1:
@@ -19,10 +23,12 @@ class TruncationCount:
         self.option = option
         self.limit = limit
         self.truncated = 0
+        self.recent: List[int] = []
 
     def __call__(self, items: List) -> List:
         if self.limit is not None and len(items) > self.limit:
             self.truncated += 1
+            self.recent = self.recent[-(self.RECENT - 1):] + [len(items)]
             return items[: self.limit]
         return items
 
@@ -31,6 +37,17 @@ class TruncationCount:
             logger.info("%s: truncated %d texts to %s=%d in %s", reader, self.truncated, self.option, self.limit,
                         file_path)
         self.truncated = 0
+
+
+def take_cuts(reader: Any) -> List[Dict[str, Any]]:
+    """What every `TruncationCount` of `reader` cut since this was last called (`{"option", "limit", "length"}`
+    per text cut, `length` its tokens before the cut), clearing them."""
+    cuts = []
+    for count in vars(reader).values():
+        if isinstance(count, TruncationCount) and count.recent:
+            cuts += [{"option": count.option, "limit": count.limit, "length": length} for length in count.recent]
+            count.recent = []
+    return cuts
 
 
 class TruncatingTokenizer(Tokenizer):
