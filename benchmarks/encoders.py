@@ -10,7 +10,7 @@ Prints a table per condition: encoder, median ms per forward+backward, ratio to 
 peak memory of one step, the kernels one forward+backward launches and the fraction of its wall time the GPU was
 busy (benchmarks/cuda_profile.py). `--amp` runs every step under autocast (float16 on CUDA unless `--amp-dtype`
 says bfloat16), as `"use_amp": true` does. On CUDA the rows "lstmn (graphs)" and "nse (graphs)" run the same
-encoders with `MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast.step_graphs`: the step loops as CUDA graphs);
+encoders with `MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast_path.step_graphs`: the step loops as CUDA graphs);
 their capture happens in the warm-up.
 `--conditions busy` runs the measurements while a second single-thread process (torch.nn.LSTM forward + backward
 in a loop, `benchmarks/load.py`) competes for the machine; the ratios are always measured within one condition.
@@ -24,7 +24,7 @@ import time
 import torch
 
 from memplugins.encoders import IramEncoder, LstmnEncoder, NseEncoder
-from memplugins.modules.reference.nse import nse_reference_batch
+from memplugins.modules.nse.reference import nse_reference_batch
 
 try:
     from cuda_profile import profile_columns

@@ -2,7 +2,7 @@
 Races inside the Triton kernels, on CUDA: a kernel run again on the same inputs must give the same bits (one program
 per batch row, fixed block loops, no atomics), so any run that differs from the first shows a race between the
 warps of a program. A warp that loads a value another warp of its program has already overwritten in place is such
-a race (`memplugins.modules.fast.tape_read_kernel`'s module doc); it depends on how the warps happen to be
+a race (`memplugins.modules.lstmn.tape_read_kernel`'s module doc); it depends on how the warps happen to be
 scheduled, so it shows only now and then, and only on a GPU: Triton's interpreter, which the CPU tests use, runs a
 program's threads as one.
 
@@ -69,7 +69,7 @@ def _tape_read_inputs(batch_size: int, steps: int, hidden: int):
 def tape_read_case(batch_size: int = 40, steps: int = 84, hidden: int = 300) -> Callable[[], List[torch.Tensor]]:
     """One launch of the LSTMN tape read (eq. 4-6) at the last step, on a padded batch, scores near -90. Its
     reference (`run.reference`) is eq. 4-6 in float64 with torch's softmax on the same inputs."""
-    from memplugins.modules.fast.tape_read_kernel import tape_read_forward
+    from memplugins.modules.lstmn.tape_read_kernel import tape_read_forward
 
     inputs = _tape_read_inputs(batch_size, steps, hidden)
     keys, query, scorer, tape = (tensor.to(DEVICE) for tensor in inputs[:4])

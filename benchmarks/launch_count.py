@@ -8,7 +8,7 @@ more than its arithmetic: this is the count the kernels exist to cut. `benchmark
 launches on a GPU.
 
 The third column is the LSTMN's and the NSE's loops as CUDA graphs (`MEMPLUGINS_CUDA_GRAPHS=1`,
-`memplugins.modules.fast.step_graphs`), captured here with the module's CPU simulation: what the host still issues
+`memplugins.modules.fast_path.step_graphs`), captured here with the module's CPU simulation: what the host still issues
 per call (the copies in and out), with each graph replay counted as one launch; the replay's own kernels run on the
 GPU without the host. The tree LSTM is not graphed.
 
@@ -27,17 +27,17 @@ NO_LAUNCH = {"view", "_unsafe_view", "slice", "select", "unsqueeze", "squeeze", 
          "_reshape_alias", "lift_fresh", "unflatten", "diagonal", "view_as", "expand_as",
          "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}  # allocations: no launch
 KERNEL_ENTRY_POINTS = [
-    ("memplugins.modules.fast.tape_read_kernel", "tape_read_forward"),
-    ("memplugins.modules.fast.tape_read_kernel", "tape_read_backward"),
-    ("memplugins.modules.fast.nse_read_kernel", "write_and_read"),
-    ("memplugins.modules.fast.nse_read_backward_kernel", "read_backward"),
-    ("memplugins.modules.fast.nse_write_backward_kernel", "write_backward"),
-    ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_backward_kernel"),
-    ("memplugins.modules.fast.lstm_cell_kernel", "lstm_cell_forward_kernel"),
-    ("memplugins.modules.fast.tree_level_kernel", "gather_and_gates"),
-    ("memplugins.modules.fast.tree_level_kernel", "level_output"),
-    ("memplugins.modules.fast.tree_level_kernel", "output_backward"),
-    ("memplugins.modules.fast.tree_level_kernel", "gates_backward"),
+    ("memplugins.modules.lstmn.tape_read_kernel", "tape_read_forward"),
+    ("memplugins.modules.lstmn.tape_read_kernel", "tape_read_backward"),
+    ("memplugins.modules.nse.read_kernel", "write_and_read"),
+    ("memplugins.modules.nse.read_backward_kernel", "read_backward"),
+    ("memplugins.modules.nse.write_backward_kernel", "write_backward"),
+    ("memplugins.modules.fast_path.cell_kernel", "lstm_cell_backward_kernel"),
+    ("memplugins.modules.fast_path.cell_kernel", "lstm_cell_forward_kernel"),
+    ("memplugins.modules.tree_lstm.level_kernel", "gather_and_gates"),
+    ("memplugins.modules.tree_lstm.level_kernel", "level_output"),
+    ("memplugins.modules.tree_lstm.level_kernel", "output_backward"),
+    ("memplugins.modules.tree_lstm.level_kernel", "gates_backward"),
 ]
 SST_SAMPLE = ROOT / "fixtures" / "sst" / "dev_sample.txt"
 
@@ -123,7 +123,7 @@ def _tree_counts(counter, dim: int) -> dict:
 
     from memplugins.encoders import TreeLstmEncoder
     from memplugins.fields import batch_trees
-    from memplugins.modules.tree_layout import nodes_per_tree, sided_levels
+    from memplugins.modules.tree_lstm.layout import nodes_per_tree, sided_levels
     from memplugins.readers import parse_sst_tree
 
     trees = [parse_sst_tree(line) for line in SST_SAMPLE.read_text().splitlines()[:4]]

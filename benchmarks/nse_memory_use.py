@@ -22,7 +22,7 @@ If "current slot" costs little, the memory adds little to two stacked LSTMs on t
     .venv/bin/python benchmarks/nse_memory_use.py SERIALIZATION_DIR_OR_ARCHIVE FILE [--batches N]
 
 The replacements run eq. 1-6 step by step over the batch (a plain implementation beside the encoder's factored fast
-path, `memplugins.modules.fast.nse`); with the model's own keys it is checked against the encoder's output before
+path, `memplugins.modules.nse.fast`); with the model's own keys it is checked against the encoder's output before
 any figure is printed.
 """
 import math

@@ -1,6 +1,6 @@
 """
 Forward+backward time of the level-batched `tree_lstm` on real SST batches, against (a) the recursive one-tree-at-a-
-time reference of the same equations (memplugins.modules.reference.tree_lstm; how the common PyTorch tree LSTMs
+time reference of the same equations (memplugins.modules.tree_lstm.reference; how the common PyTorch tree LSTMs
 work) and (b) `torch.nn.LSTM` of the same size over the same sentences (as a padded batch). All three are timed in
 one run, interleaved, over the same batches (consecutive sentences of the file, `--batch` each); medians reported.
 
@@ -22,7 +22,7 @@ from cuda_profile import profile_columns  # benchmarks/ is this file's folder
 from load import conditions
 from memplugins.encoders.tree_lstm import TreeLstmEncoder
 from memplugins.fields import batch_trees
-from memplugins.modules.reference.tree_lstm import tree_lstm_reference
+from memplugins.modules.tree_lstm.reference import tree_lstm_reference
 from memplugins.readers import parse_sst_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ def build_runners(encoder, lstm, device: torch.device, amp, no_recursive: bool):
         total = 0
         with autocast:
             for b, tree in enumerate(trees):
-                total = total + torch.stack(tree_lstm_reference(encoder, inputs[b, : len(tree.leaves)], tree)).sum()
+                total = total + torch.stack(tree_lstm_reference(encoder.weights(), inputs[b, : len(tree.leaves)], tree)).sum()
         total.float().backward()
 
     def sequential_lstm(trees, tensors, mask, inputs):

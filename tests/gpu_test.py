@@ -93,7 +93,7 @@ def test_nse_gpu_memory_is_flat_over_training_steps(use_amp):
 def test_fast_paths_on_cuda_match_the_cpu_in_float64(name):
     """The fast paths' hand-written forward and backward are device-agnostic: the same padded case, in float64, gives
     the CPU's outputs and every gradient on CUDA."""
-    from tests.modules.fast.cases import CASES, loss_and_gradients
+    from tests.modules.fast_path.cases import CASES, loss_and_gradients
 
     cpu_outputs, _, cpu_grads = loss_and_gradients(CASES[name]())
     cuda_outputs, _, cuda_grads = loss_and_gradients(CASES[name](device="cuda"))
@@ -109,8 +109,8 @@ def test_nse_kernels_on_cuda_match_the_torch_path_after_other_cuda_work(dtype, m
     allocator's free blocks were filled with garbage: on an H100 the float64 backward kernels failed only in
     processes that had run other CUDA work (so float64 on CUDA now takes the torch backward, `nse_backward`)."""
     from memplugins.modules.fast import nse_read_backward_kernel, nse_read_kernel
-    from tests.modules.fast.cases import CASES, loss_and_gradients
-    from tests.modules.fast.interpreter import count_launches
+    from tests.modules.fast_path.cases import CASES, loss_and_gradients
+    from tests.modules.fast_path.interpreter import count_launches
 
     for _ in range(3):  # blocks of the sizes the case allocates, freed full of NaN
         garbage = [torch.full((n,), math.nan, dtype=dtype, device="cuda") for n in (64, 256, 1024, 4096)]
@@ -133,13 +133,13 @@ def test_nse_kernels_on_cuda_match_the_torch_path_after_other_cuda_work(dtype, m
 @requires_gpu
 @pytest.mark.parametrize("name", ["lstmn", "nse"])
 def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
-    """`MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast.step_graphs`) captures the step loops as CUDA graphs:
+    """`MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast_path.step_graphs`) captures the step loops as CUDA graphs:
     the same padded float32 case gives the eager loop's outputs and gradients, also when two calls run before one
     backward, and replays after the first capture."""
     import collections
 
     from memplugins.modules.fast import lstmn, nse
-    from tests.modules.fast.cases import CASES
+    from tests.modules.fast_path.cases import CASES
 
     graphs = {"lstmn": lstmn._GRAPHS, "nse": nse._GRAPHS}[name]
     monkeypatch.setattr(graphs, "cache", collections.OrderedDict())

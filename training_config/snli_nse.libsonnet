@@ -6,6 +6,10 @@
 // through a linear projection to k), MLP with one 1024-unit ReLU layer.
 local validation = std.extVar('SNLI_VALIDATION');
 function(variant, hidden_size=300) {
+  local nse(extra_memories) = {
+    type: 'nse', hidden_size: hidden_size, num_extra_memories: extra_memories, dropout: 0.3,
+    compose_size: (2 + extra_memories) * hidden_size, compose_activation: 'linear',
+  },
   dataset_reader: {
     type: 'snli_parsed',
     tokenizer: { type: 'spacy_blank' },
@@ -20,10 +24,13 @@ function(variant, hidden_size=300) {
   model: {
     initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'nse_pair_classifier',
-    variant: variant,
-    hidden_size: hidden_size,
-    dropout: 0.3,
-    compose: 'linear_wide',
+    // variant 'nse': one NSE for both sentences; 'mma_nse': the hypothesis NSE reads and writes the premise's memory
+    // (eq. 7-15); 'mma_nse_attention': and the premise is blended by attention. f_c as the authors' released code:
+    // one linear layer that keeps its input's size, (2 + n) k
+    premise_encoder: nse(0),
+    [if variant != 'nse' then 'hypothesis_encoder']: nse(1),
+    premise_attention: variant == 'mma_nse_attention',
+    dropout: 0.3,  // before the softmax layer (the NSEs' own is in nse(n))
     text_field_embedder: {
       token_embedders: {
         tokens: {

@@ -18,7 +18,9 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
   model: {
     initializer: { regexes: [import 'zero_unknown_row.libsonnet'] },  // a zero @@UNKNOWN@@ row
     type: 'answer_selection',
-    hidden_size: 512,
+    // the paper: two-layer read and write LSTMs for this task; the question NSE reads the answer's memory
+    answer_encoder: { type: 'nse', hidden_size: 512, num_layers: 2 },
+    question_encoder: { type: 'nse', hidden_size: 512, num_layers: 2, num_extra_memories: 1 },
     dropout: 0.4,
     text_field_embedder: {
       token_embedders: {

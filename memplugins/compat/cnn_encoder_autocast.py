@@ -9,7 +9,7 @@ import torch
 from allennlp.modules.seq2vec_encoders.cnn_encoder import CnnEncoder
 
 from memplugins.compat.patching import patch
-from memplugins.modules.autocast import autocast_disabled, autocast_enabled
+from memplugins.modules.fast_path.autocast import autocast_disabled, autocast_enabled
 
 
 def _forward(original):

@@ -2,9 +2,8 @@
 `fused` and `foreach` for AllenNLP's `adam`, `adamw`, `adagrad` and `sgd` optimizers. AllenNLP 2.10 predates
 torch 2's implementation switches and passes only the hyperparameters, so every step runs torch's default
 per-parameter loop: on the CPU that is about ten passes over each parameter, and over a trainable embedding they
-cost as much as a small batch's forward and backward. Measured by `benchmarks/optimizer_step.py` (docs/speed.md,
-"The optimizer step"): on the SST LSTMN at its batch of 5, Adam's step took 13.7 ms against 33.9 ms for forward and
-backward, and 2.3 ms fused; the SST tree LSTM's Adagrad took 30.2 ms against 22.1 ms, and 22.4 ms fused.
+cost as much as a small batch's forward and backward (`benchmarks/speed/optimizer_step.py` measures it; docs/speed.md
+has the current figures).
 
 Each optimizer's `__init__` gets two more keyword arguments, torch's own, passed through unchanged:
 

@@ -3,7 +3,7 @@ from typing import Dict, Optional, Tuple
 import torch
 from allennlp_models.generation.modules.decoder_nets.decoder_net import DecoderNet
 
-from memplugins.modules.memory import memory_read, memory_write
+from memplugins.modules.nse.memory import memory_read, memory_write
 
 
 @DecoderNet.register("nse")
@@ -25,7 +25,7 @@ class NseDecoderNet(DecoderNet):
     The memory and both LSTM states live in the decoder state (`nse_memory`, `nse_read_h`, ...), batch first, so
     beam search reorders each beam's memory with its hypothesis. The LSTM states start at zero (the paper does not
     say how the decoder NSE is initialised beyond the shared memory). The memory operations are those of the `nse`
-    encoder (`memplugins.modules.memory`).
+    encoder (`memplugins.modules.nse.memory`).
 
     Registered as a `DecoderNet` with name "nse".
 

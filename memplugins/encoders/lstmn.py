@@ -29,16 +29,13 @@ class LstmnEncoder(Seq2SeqEncoder):
     (`LstmnLayer.reset_parameters`), where torch draws every weight and bias uniform in +-1/sqrt(hidden_size). A
     config that wants torch's start says so with an initializer regex, e.g. for decomposable attention's
     `premise_encoder` of hidden size 200: `["_premise_encoder.layers.0.(weight|bias)_.h$", {"type": "uniform",
-    "a": -0.0707, "b": 0.0707}]`. On our SNLI pairs that start read 0.4 higher on test there (1.1 on held-out pairs),
-    the LSTMN still 2.3 below an LSTM (docs/results.md, "SNLI").
+    "a": -0.0707, "b": 0.0707}]`.
 
     The paper's LSTMN reads left to right. `bidirectional=True` (not in the paper; for configs written for a
     bidirectional `lstm`) adds a second, independent LSTMN of the same shape that reads each sequence right to left;
     the output is `[left-to-right; right-to-left]` per token (`2 * hidden_size`, as `lstm`'s), `last_attention` gets
     the right-to-left layers after the left-to-right ones (`2 * num_layers`, re-indexed to the original token order:
-    row t is then a distribution over steps i > t), and `last_memory` is the concatenation of both top layers. As
-    decomposable attention's sentence encoder on our SNLI pairs, two LSTMNs of 100 read 1.35 test points above one
-    left-to-right LSTMN of 200, where the same change gave an LSTM nothing (docs/results.md, "SNLI").
+    row t is then a distribution over steps i > t), and `last_memory` is the concatenation of both top layers.
 
     Registered as a `Seq2SeqEncoder` with name "lstmn".
 
@@ -64,9 +61,8 @@ class LstmnEncoder(Seq2SeqEncoder):
     recency_start : `float`, optional (default = `None`)
         Not the paper's: adds a learned score β (each layer's `recency_score`, started at this value) to the most
         recent slot's score in eq. 4, which holds the attention near slot t-1 with the whole tape in reach (`None`:
-        the paper's eq. 4; 0 starts there; 5 puts about 0.9 of the weight on slot t-1 at first).
-        `memplugins.modules.lstmn` says why and what it measured: on SST, in allennlp-models' own config, 5 makes
-        the LSTMN level with an LSTM of its width, where the paper's eq. 4 is 2.4 binary points below it.
+        the paper's eq. 4; 0 starts there; 5 puts about 0.9 of the weight on slot t-1 at first;
+        `memplugins.modules.lstmn` says what it is for).
     """
 
     def __init__(

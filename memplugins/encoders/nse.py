@@ -6,15 +6,15 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
-from memplugins.modules.fast.nse import CellWeights, Memory, nse_recurrence
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.fast.nse_deep import nse_deep_write
+from memplugins.modules.nse.deep import nse_deep_write
+from memplugins.modules.nse.fast import CellWeights, Memory, nse_recurrence
+from memplugins.modules.nse.weights import COMPOSE_ACTIVATIONS, NseWeights
 from memplugins.modules.reversal import reverse_padded
 
 OUTPUTS = ("hidden", "memory")
 INITIAL_MEMORIES = ("inputs", "read_states")
 DROPOUT_PLACEMENTS = ("outputs", "inputs")
-COMPOSE_ACTIVATIONS = {"relu": torch.relu, "linear": lambda x: x}
 
 
 class NseOutput(NamedTuple):
@@ -31,65 +31,16 @@ class NseOutput(NamedTuple):
 class NseEncoder(Seq2SeqEncoder):
     """
     Neural Semantic Encoder (Munkhdalai and Yu 2017, "Neural Semantic Encoders", EACL), with multiple memory access
-    (MMA-NSE, section 3.2). The encoding memory M_0 holds one slot per input token, initialised from the inputs
-    (through a linear projection when `input_size != hidden_size`). For t = 1..T:
-
-        o_t = f_r^LSTM(x_t)                                  (1)  read LSTM over the inputs
-        z_t = softmax(o_t^T M_{t-1})                          (2)  key over the memory slots
-        m_{r,t} = z_t^T M_{t-1}                               (3)  retrieved slot
-        z_t^n = softmax(o_t^T M^n_{t-1}),  m^n_{r,t} = z_t^{nT} M^n_{t-1}       (10, 11) each extra memory n
-        c_t = f_c^MLP(o_t, m_{r,t}, m^1_{r,t}, ...)           (4, 12)  compose: ReLU(W [o_t; m_r; m^1_r; ...] + b)
-        h_t = f_w^LSTM(c_t)                                   (5, 13)  write LSTM
-        M_t = M_{t-1} ⊙ (1 - z_t e_k^T) + z_t h_t^T           (6, 14)  erase and write where the key points
-        M^n_t likewise with z^n_t                             (15)     (if `write_extra_memories`)
-
-    `write_memory=False` (not in the paper; an ablation) leaves out eq. 6: M_t = M_0 for every t, so each step
-    attends over the (projected) inputs and nothing it composes is written back. Between the NSE and the same
-    network without any memory, it separates what the reads cost or bring from what the writes do.
-
-    `initial_memory="read_states"` (not in the paper; an ablation) initialises slot t with the read LSTM's o_t
-    (eq. 1, before any dropout on o_t) instead of x_t: M_0 = [o_1; ...; o_T], each slot the word in its left
-    context rather than the word alone. The paper initialises with the embeddings (section 2: "the memory is
-    initialized by the embedding vectors") and leaves other initialisations to future work (section 6). Since o_t
-    depends only on x, M_0 is still known before the loop, and the gradient reaches f_r through M_0 as well as
-    through the queries.
-
-    `key_strength=True` (not in the paper; an ablation) scales each key's scores by a key strength, as the Neural
-    Turing Machine's content addressing does (Graves et al. 2014, eq. 5, there with cosine similarity):
-
-        β_t = softplus(w_β^T o_t + b_β) ≥ 0,   z_t = softmax(β_t o_t^T M_{t-1}),   z^n_t likewise     (2'), (10')
-
-    one scalar per step, from the query o_t (after its dropout, as the query is), for every memory read; f_c still
-    reads o_t itself. w_β starts at 0 and b_β at log(e - 1), so β_t = 1 and training starts from the paper's keys;
-    β_t > 1 sharpens a key, β_t < 1 flattens it. It asks whether an NSE whose keys stay near uniform (as ours on
-    SST: docs/results.md) addresses by content once it can sharpen them. Since β_t o_t depends only on o_t, it is
-    computed before the loop, and the loop reads with it as its query: nothing else changes.
-
-    The read LSTM depends only on x, so it runs as one fused, packed call over the whole sequence; only the
-    read-compose-write loop steps. Because every query o_t is known before the loop and every written memory
-    receives the same h_t, the memories are kept in the exactly equivalent factored form
-    M_t = diag(a_t) M_0 + W_t [h_1; ...; h_t]: a step reads the fixed M_0 and the written history instead of
-    building a new (T × k) memory, and M_T is formed once at the end. With one write-LSTM layer (the paper's for
-    every task but answer selection) the loop runs as one autograd Function with a hand-written backward
-    (`memplugins.modules.fast.nse`, whose docstring derives the factored form and tabulates the adjoints; dropout
-    on h_t uses one mask drawn for all steps). Deeper f_w (the paper's two layers for answer selection) runs a
-    batched step loop over the full memory with autograd's backward (`memplugins.modules.fast.nse_deep`).
-    `memplugins.modules.reference.nse` writes eq. 1-15 literally, one example at a time: the tests compare both
-    with it.
-
-    Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
-    of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are
-    masked the same way, and a padded step changes nothing, so a padded batch gives the same outputs as each sequence
-    alone. The paper does not specify the compose MLP beyond "MLP". By default we use one ReLU layer of size k; the
-    authors' released SNLI code uses one linear layer that keeps the size of its input, (2 + n) k (so f_w reads a
-    (2 + n) k vector), which is what the paper's parameter counts (3.4M / 6.3M / 6.5M) imply: `compose_size` and
-    `compose_activation` select it.
+    (MMA-NSE, section 3.2): read LSTM, key over the memory slots, compose, write LSTM, erase-and-write (eq. 1-6; extra
+    memories eq. 7-15). The equations, the ablation options (`write_memory`, `initial_memory`, `key_strength`), the
+    masking the authors' code lacked and why the fast path equals them are written out in `memplugins.modules.nse`.
 
     As a `Seq2SeqEncoder`, `forward(inputs, mask)` returns h_t per token (`output="hidden"`) or the final memory
     M_T (`output="memory"`, one slot per token, the same shape). Models that need more call `encode(...)`, which
     returns an `NseOutput` with the final memory and the keys z_t, and which takes extra memories for MMA-NSE. The
     last `forward`'s `NseOutput` is also kept, detached, in `last_output` (for visualisation of z_t from any config;
-    detached so that it never keeps a finished step's graph alive into the next step).
+    detached so that it never keeps a finished step's graph alive into the next step). `weights()` gives the weights
+    as plain tensors (`memplugins.modules.nse.weights.NseWeights`), for the literal reference.
 
     A drop-in for `"lstm"`: it also takes `lstm`'s `num_layers` (the layers of both f_r and f_w, unless
     `num_read_layers` / `num_write_layers` are given) and `bidirectional`. The paper's NSE reads left to right;
@@ -179,7 +130,6 @@ class NseEncoder(Seq2SeqEncoder):
         if compose_activation not in COMPOSE_ACTIVATIONS:
             raise ConfigurationError(f"nse: compose_activation must be one of {list(COMPOSE_ACTIVATIONS)}")
         compose_size = compose_size or hidden_size
-        self._compose_activation = COMPOSE_ACTIVATIONS[compose_activation]
         self._compose_activation_name = compose_activation
         check_sizes("nse", input_size=input_size, hidden_size=hidden_size, num_read_layers=num_read_layers,
                     num_write_layers=num_write_layers, num_layers=num_layers, compose_size=compose_size)
@@ -240,6 +190,23 @@ class NseEncoder(Seq2SeqEncoder):
 
     def is_bidirectional(self) -> bool:
         return self.backward_encoder is not None
+
+    def weights(self) -> NseWeights:
+        """This NSE's weights and options as plain tensors and values (its left-to-right pass's)."""
+        def lstm_layer(prefix: str, module) -> tuple:
+            return tuple(getattr(module, f"{name}{prefix}", None) for name in ("weight_ih", "weight_hh", "bias_ih",
+                                                                                "bias_hh"))
+
+        return NseWeights(
+            read_layers=tuple(lstm_layer(f"_l{layer}", self.read_lstm) for layer in range(self.read_lstm.num_layers)),
+            write_layers=tuple(lstm_layer("", cell) for cell in self.write_cells),
+            compose_weight=self.compose.weight, compose_bias=self.compose.bias,
+            compose_activation=self._compose_activation_name,
+            memory_projection=self.memory_projection.weight if self.memory_projection is not None else None,
+            key_strength_weight=self.key_strength.weight if self.key_strength is not None else None,
+            key_strength_bias=self.key_strength.bias if self.key_strength is not None else None,
+            initial_memory=self._initial_memory, write_memory=self._write_memory,
+            write_extra_memories=self._write_extra_memories)
 
     @property
     def num_extra_memories(self) -> int:
@@ -343,10 +310,13 @@ class NseEncoder(Seq2SeqEncoder):
         if len(self.write_cells) > 1:  # the fast path has one write-LSTM layer: deeper f_w runs the batched step loop
             if on_inputs:
                 input_dropout, compose_dropout = self._input_dropout_masks(inputs)
-                return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, input_dropout=input_dropout,
+                read_outputs, initial = self._read_and_initial_memory(inputs, mask, input_dropout)
+                return NseOutput(*nse_deep_write(self.weights(), read_outputs, initial, mask, extra_memories,
                                                  compose_dropout=compose_dropout))
             read_dropout, value_dropout = self._dropout_mask(inputs), self._dropout_mask(inputs)
-            return NseOutput(*nse_deep_write(self, inputs, mask, extra_memories, read_dropout, value_dropout))
+            read_outputs, initial = self._read_and_initial_memory(inputs, mask)
+            return NseOutput(*nse_deep_write(self.weights(), read_outputs, initial, mask, extra_memories,
+                                             read_dropout, value_dropout))
         # "inputs": on x_t and c_t, o_t and h_t undropped; "outputs": on o_t and h_t
         input_dropout, compose_dropout = self._input_dropout_masks(inputs) if on_inputs else (None, None)
         read_outputs, initial = self._read_and_initial_memory(inputs, mask, input_dropout)

@@ -5,11 +5,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.encoders.checks import check_dropout, check_inputs, check_sizes
-from memplugins.modules.fast.tree_lstm import (
-    ACTIVATIONS, LEFT_BLOCKS, LEFT_PEEPHOLES, RIGHT_BLOCKS, RIGHT_PEEPHOLES, tree_lstm_levels,
-)
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.tree_layout import nodes_per_tree, right_branching_trees, sided_levels
+from memplugins.modules.tree_lstm.fast import ACTIVATIONS, TreeLstmWeights, tree_lstm_nodes
+from memplugins.modules.tree_lstm.layout import right_branching_trees
 
 
 class TreeLstmOutput(NamedTuple):
@@ -103,38 +101,11 @@ class TreeSeq2VecEncoder(Seq2VecEncoder):
 class TreeLstmEncoder(TreeSeq2VecEncoder):
     """
     The LSTM-RNN of Le and Zuidema (2015, "Compositional Distributional Semantics with Long Short Term Memory",
-    section 3): a recursive network over binary trees whose composition at a parent p with children x (left) and
-    y (right), outputs x, y and memories c_x, c_y, is
-
-        i_1 = σ(W_i1 x + W_i2 y + W_ci1 c_x + W_ci2 c_y + b_i)
-        i_2 = σ(W_i1 y + W_i2 x + W_ci1 c_y + W_ci2 c_x + b_i)
-        f_1 = σ(W_f1 x + W_f2 y + W_cf1 c_x + W_cf2 c_y + b_f)
-        f_2 = σ(W_f1 y + W_f2 x + W_cf1 c_y + W_cf2 c_x + b_f)
-        c_p = f_1 ⊙ c_x + f_2 ⊙ c_y + g(W_c1 x ⊙ i_1 + W_c2 y ⊙ i_2 + b_c)
-        o   = σ(W_o1 x + W_o2 y + W_co c_p + b_o)
-        p   = o ⊙ g(c_p)
-
-    with two input and two forget gates (one per child, the same weights with the children swapped), full-matrix
-    peephole connections from the children's memories, and the activation g configurable (tanh, softsign,
-    sigmoid). A leaf's output is its word vector and its memory is 0. Leaf and internal nodes are untied: the
-    weights applied to a leaf child (size d × d_w) are a separate set from those applied to an internal child
-    (d × d), as in section 4. Our reading where the paper is not explicit: the output gate's peephole reads the
-    parent's new memory c_p (the "c" of the o equation, as in the standard LSTM's W_co c_t; the paper's complexity
-    count, (N-1) d×d for it, agrees).
-
-    Level-batched: every internal node of the same height, across the whole batch, is computed by one set of
-    tensor operations; each node's contributions to its parent (the 8 products W·x above, the 4 peephole products
-    W·c) are computed once, when the node is computed (for leaves: once for all leaves), so a level costs one
-    gather of its children's contributions and memories, elementwise gate arithmetic, and the matrix products of
-    the new nodes. `encode` runs the levels as one autograd Function with a hand-written backward
-    (`memplugins.modules.fast.tree_lstm`, whose docstring says why it is equal to the equations);
-    `memplugins.modules.reference.tree_lstm` computes them literally, one tree at a time, recursively, and the
-    tests compare the two.
-
-    Node states for node-level losses: `encode` returns all node states in the node buffer of
-    `memplugins.fields.BinaryTreeField`. Leaves' states are their word vectors when d_w = d; otherwise (our
-    addition, the paper gives leaves no d-dimensional state) a linear map W_l x without bias, used only for the
-    reported leaf states and for the root of a one-word sentence, never as input to composition.
+    section 3): a recursive network over binary trees with two input and two forget gates, full-matrix peepholes,
+    untied leaf and internal weights and a configurable activation g. The equations, our readings where the paper is
+    not explicit, and why the level-batched fast path equals them are written out in `memplugins.modules.tree_lstm`.
+    `encode` returns every node's state (for node-level losses) in `memplugins.fields.BinaryTreeField`'s node buffer;
+    `weights()` gives the weights as plain tensors, for the literal reference.
 
     As a plain `Seq2VecEncoder`, `forward(inputs, mask, tree=None)` returns the root vector; without a tree (e.g. in
     `basic_classifier`) each sequence gets the documented default right-branching tree (w_1 (w_2 (... w_n))).
@@ -221,29 +192,12 @@ class TreeLstmEncoder(TreeSeq2VecEncoder):
         if tree is None:
             tree = right_branching_trees(mask)
         inputs = self.leaves(inputs, mask)
-        batch_size, max_leaves, _ = inputs.size()
-        num_nodes = nodes_per_tree("tree_lstm", mask, tree)
-        d = self._hidden_dim
-        sided = sided_levels(mask, tree, num_nodes)
-        bias_i, bias_f, bias_c, bias_o = self.gate_bias.chunk(4)
-        left_bias = torch.cat([bias_i, bias_i, bias_f, bias_f, bias_c.new_zeros(d), bias_o])
-        leaf_weights = self.leaf_output_weights.weight.view(8, d, -1)
-        internal_weights = self.internal_output_weights.weight.view(8, d, d)
-        peepholes = self.memory_weights.weight.view(4, d, d)
-        flat_inputs = inputs.reshape(batch_size * max_leaves, -1)
-        left_positions, right_positions = sided.leaf_positions
-        leaf_records = torch.cat([
-            torch.addmm(left_bias, flat_inputs[left_positions], leaf_weights[LEFT_BLOCKS].reshape(6 * d, -1).t()),
-            flat_inputs[right_positions].mm(leaf_weights[RIGHT_BLOCKS].reshape(6 * d, -1).t()),
-        ])
-        outputs = tree_lstm_levels(
-            leaf_records,
-            torch.cat(sided.leaf_rows),
-            sided,
-            batch_size * num_nodes,
-            (internal_weights[LEFT_BLOCKS].reshape(6 * d, d), internal_weights[RIGHT_BLOCKS].reshape(6 * d, d),
-             peepholes[LEFT_PEEPHOLES].reshape(4 * d, d), peepholes[RIGHT_PEEPHOLES].reshape(4 * d, d),
-             self.output_peephole.weight, left_bias, bias_c),
-            self._activation,
-        )
-        return tree_output(outputs.view(batch_size, num_nodes, d), self.leaf_states(inputs), mask, tree)
+        nodes = tree_lstm_nodes(inputs, mask, tree, self.weights())
+        return tree_output(nodes, self.leaf_states(inputs), mask, tree)
+
+    def weights(self) -> TreeLstmWeights:
+        """The weights as plain tensors (`TreeLstmWeights`), for the fast path and the literal reference."""
+        return TreeLstmWeights(self.leaf_output_weights.weight, self.internal_output_weights.weight,
+                               self.memory_weights.weight, self.output_peephole.weight, self.gate_bias,
+                               self.leaf_projection.weight if self.leaf_projection is not None else None,
+                               self._activation)

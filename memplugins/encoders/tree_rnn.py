@@ -5,8 +5,8 @@ from allennlp.modules.seq2vec_encoders.seq2vec_encoder import Seq2VecEncoder
 
 from memplugins.encoders.checks import check_inputs
 from memplugins.encoders.tree_lstm import TreeLstmOutput, TreeSeq2VecEncoder, tree_output
-from memplugins.modules.fast.tree_lstm import ACTIVATIONS
-from memplugins.modules.tree_layout import right_branching_trees, tree_levels
+from memplugins.modules.tree_lstm.fast import ACTIVATIONS
+from memplugins.modules.tree_lstm.layout import right_branching_trees, tree_levels
 
 
 @Seq2VecEncoder.register("tree_rnn")

@@ -1,15 +1,17 @@
 from typing import Any, Dict, List, Optional
 
 import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.lazy import Lazy
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
-from allennlp.modules import FeedForward, TextFieldEmbedder
+from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_text_field_mask
 from allennlp.training.metrics import BooleanAccuracy
 
-from memplugins.encoders.nse import NseEncoder
 from memplugins.metrics.ranking import MapMrr
+from memplugins.models.nse_components import lazy_nse, nse_component
 from memplugins.modules.pair_encoding import encode_nse_pair
 from memplugins.modules.rte_attention import LastOutputAttention
 
@@ -28,6 +30,10 @@ class AnswerSelection(Model):
     Outputs: `logit`, `probability`, `loss`, and for inspection `answer_keys`, `question_keys`,
     `question_answer_keys` (each question step's key over the answer memory) and `answer_attention`.
 
+    The encoders are components (`nse` blocks; `input_size` defaults to the embedder's output size), as
+    allennlp-models' `esim` takes its own. The 0.1 form, `hidden_size` with `num_read_layers` / `num_write_layers`,
+    is still read (archives trained with it load) and builds the same parameters in the same order.
+
     Registered as a `Model` with name "answer_selection".
 
     # Parameters
@@ -35,15 +41,16 @@ class AnswerSelection(Model):
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
         The paper: fixed 300d GloVe with a linear map to 512 (use the embedding's `projection_dim`).
-    hidden_size : `int`
-        The NSE size k.
     classifier_feedforward : `FeedForward`
         Input 4k; its output goes to a linear layer with one unit.
-    num_read_layers : `int`, optional (default = `2`)
-        The paper uses two-layer read/write LSTMs for this task.
-    num_write_layers : `int`, optional (default = `2`)
+    answer_encoder : `Seq2SeqEncoder`, optional
+        An `nse` (the paper: two-layer read and write LSTMs for this task). Required unless `hidden_size` is given.
+    question_encoder : `Seq2SeqEncoder`, optional
+        An `nse` with `num_extra_memories: 1` (it reads and writes the answer's memory).
     dropout : `float`, optional (default = `0.4`)
         After the word embeddings (the paper: 40%).
+    hidden_size, num_read_layers, num_write_layers : optional
+        The 0.1 form: k, and the layers of f_r and f_w (default 2 each).
     initializer : `InitializerApplicator`, optional
     """
 
@@ -53,20 +60,34 @@ class AnswerSelection(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        hidden_size: int,
         classifier_feedforward: FeedForward,
+        answer_encoder: Optional[Lazy[Seq2SeqEncoder]] = None,
+        question_encoder: Optional[Lazy[Seq2SeqEncoder]] = None,
+        dropout: float = 0.4,
+        hidden_size: Optional[int] = None,
         num_read_layers: int = 2,
         num_write_layers: int = 2,
-        dropout: float = 0.4,
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
         self._text_field_embedder = text_field_embedder
         embedding_dim = text_field_embedder.get_output_dim()
-        layers = dict(num_read_layers=num_read_layers, num_write_layers=num_write_layers)
-        self._answer_encoder = NseEncoder(embedding_dim, hidden_size, **layers)
-        self._question_encoder = NseEncoder(embedding_dim, hidden_size, num_extra_memories=1, **layers)
+        if answer_encoder is None and question_encoder is None:
+            if hidden_size is None:
+                raise ConfigurationError("answer_selection: give answer_encoder and question_encoder (`nse` blocks), "
+                                         "or the 0.1 form's hidden_size")
+            layers = dict(hidden_size=hidden_size, num_read_layers=num_read_layers, num_write_layers=num_write_layers)
+            answer_encoder, question_encoder = lazy_nse(**layers), lazy_nse(num_extra_memories=1, **layers)
+        elif answer_encoder is None or question_encoder is None or hidden_size is not None:
+            raise ConfigurationError("answer_selection: give both answer_encoder and question_encoder, or the 0.1 "
+                                     "form's hidden_size, not both")
+        self._answer_encoder = nse_component(answer_encoder, embedding_dim, "answer_encoder")
+        self._question_encoder = nse_component(question_encoder, embedding_dim, "question_encoder")
+        if self._question_encoder.num_extra_memories != 1 or self._answer_encoder.num_extra_memories:
+            raise ConfigurationError("answer_selection: the question encoder reads the answer's memory "
+                                     "(num_extra_memories: 1); the answer encoder has none")
+        hidden_size = self._answer_encoder.get_output_dim()
         self._attention = LastOutputAttention(hidden_size)
         self.attention_axes = {  # what `attention-map` draws, and the tokens of each axis
             "question_answer_keys": ("question", "answer"),

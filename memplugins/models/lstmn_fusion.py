@@ -59,7 +59,7 @@ class LstmnFusion(PairClassifier):
         Not the paper's: the `lstmn` encoder's option of the same name for both LSTMNs, premise and hypothesis (each
         gets its own learned score β, `recency_score`, started here and added to the most recent slot's score in
         eq. 4). `None` is the paper's eq. 4; the inter-attention (eq. 11) is unchanged. `memplugins.modules.lstmn`
-        says why and what it measured.
+        says what it is for.
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional
     """

@@ -4,36 +4,40 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
-from allennlp.modules import FeedForward, TextFieldEmbedder
+from allennlp.common.lazy import Lazy
+from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import get_text_field_mask
 
-from memplugins.encoders.nse import NseEncoder
+from memplugins.models.nse_components import flag_encoders, nse_component
 from memplugins.models.pair_classifier import PairClassifier
 from memplugins.modules.pair_encoding import encode_nse_pair
 from memplugins.modules.rte_attention import LastOutputAttention
-
-VARIANTS = ("nse", "mma_nse", "mma_nse_attention")
 
 
 @Model.register("nse_pair_classifier")
 class NsePairClassifier(PairClassifier):
     """
-    Sentence-pair classification with Neural Semantic Encoders (Munkhdalai and Yu 2017, section 4.1):
+    Sentence-pair classification with Neural Semantic Encoders (Munkhdalai and Yu 2017, section 4.1). The model takes
+    its encoders as components, as allennlp-models' `esim` does:
 
-    * `variant="nse"`: one NSE (shared weights) encodes each sentence with its own memory;
-    * `variant="mma_nse"`: an NSE encodes the premise; a second NSE (MMA-NSE, eq. 7-15) encodes the hypothesis
-      while reading, and writing, the premise's final memory as an extra memory;
-    * `variant="mma_nse_attention"`: as "mma_nse", and the premise representation is an attentively blended
-      vector of the premise outputs h^p_t with respect to the final hypothesis state (the attention of
-      Rocktäschel et al. 2016, eq. 7-9, `memplugins.modules.rte_attention.LastOutputAttention`).
+    * `premise_encoder` alone: one NSE (shared weights) encodes each sentence with its own memory (the paper's NSE);
+    * and `hypothesis_encoder` an `nse` with `num_extra_memories: 1`: MMA-NSE (eq. 7-15), the hypothesis NSE reads,
+      and writes, the premise's final memory as an extra memory;
+    * and `premise_attention: true`: the premise representation is an attentively blended vector of the premise
+      outputs h^p_t with respect to the final hypothesis state (Rocktäschel et al. 2016, eq. 7-9,
+      `memplugins.modules.rte_attention.LastOutputAttention`): the paper's MMA-NSE with attention.
 
-    A sentence representation is the NSE output h_T at the sentence's last token (or, for the premise of the
-    attention variant, the blended vector r). Features [h_p; h_h; |h_p - h_h|; h_p * h_h] go to
-    `classifier_feedforward` (the paper: one 1024-unit ReLU layer) and a softmax layer; dropout before the last
-    layer. Outputs also carry the NSE key vectors z_t: `premise_keys` `(B, m, m)`, `hypothesis_keys` `(B, n, n)`
-    and, for the MMA variants, `hypothesis_premise_keys` `(B, n, m)` (the hypothesis steps' keys over the premise
-    memory), plus `premise_attention` `(B, m)` for the attention variant.
+    Each encoder's `input_size` defaults to the embedder's output size. A sentence representation is the NSE output
+    h_T at the sentence's last token (or, for the premise with attention, the blended vector r). Features
+    [h_p; h_h; |h_p - h_h|; h_p * h_h] go to `classifier_feedforward` (the paper: one 1024-unit ReLU layer) and a
+    softmax layer, with `dropout` before it. Outputs also carry the NSE key vectors z_t: `premise_keys` `(B, m, m)`,
+    `hypothesis_keys` `(B, n, n)` and, for MMA-NSE, `hypothesis_premise_keys` `(B, n, m)` (the hypothesis steps' keys
+    over the premise memory), plus `premise_attention` `(B, m)` with attention.
+
+    The 0.1 form, which builds the NSEs from flags (`hidden_size`, `variant`, `num_read_layers`,
+    `num_write_layers`, `write_extra_memories`, `compose`, and `dropout` inside the NSEs too), is still read, so
+    archives trained with it load; both forms build the same parameters in the same order.
 
     Registered as a `Model` with name "nse_pair_classifier".
 
@@ -42,21 +46,19 @@ class NsePairClassifier(PairClassifier):
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
         The paper: fixed GloVe vectors.
-    hidden_size : `int`
-        The NSE size k (the paper: 300).
     classifier_feedforward : `FeedForward`
         Input 4k; the paper: 1024 ReLU units.
-    variant : `str`, optional (default = `"mma_nse"`)
-    num_read_layers : `int`, optional (default = `1`)
-    num_write_layers : `int`, optional (default = `1`)
-    write_extra_memories : `bool`, optional (default = `True`)
-        MMA variants: whether the hypothesis NSE writes into the premise memory (eq. 15).
+    premise_encoder : `Seq2SeqEncoder`, optional
+        An `nse` (built after the feedforward, as the 0.1 form built it). Required unless `hidden_size` is given.
+    hypothesis_encoder : `Seq2SeqEncoder`, optional (default = the premise encoder)
+        An `nse`; with `num_extra_memories: 1` it reads the premise's memory (MMA-NSE).
+    premise_attention : `bool`, optional (default = `False`)
+        Blend the premise outputs by attention (the paper's MMA-NSE attention model).
     dropout : `float`, optional (default = `0.0`)
-        Inside the NSEs (read/write outputs) and before the softmax layer (the paper: 0.3).
-    compose : `str`, optional (default = `"relu"`)
-        The NSEs' f_c: "relu", one ReLU layer of size k, or "linear_wide", the authors' released code: one linear
-        layer that keeps its input's size (2 + n) k (n extra memories), read by f_w. "linear_wide" gives the
-        paper's parameter counts (3.4M / 6.3M / 6.5M at k = 300; see `NseEncoder`).
+        Before the softmax layer (the paper: 0.3); in the 0.1 form, inside the NSEs as well.
+    hidden_size, variant, num_read_layers, num_write_layers, write_extra_memories, compose : optional
+        The 0.1 form (above): k; "nse", "mma_nse" or "mma_nse_attention"; the layers of f_r and f_w; eq. 15; "relu"
+        (one ReLU layer of size k) or "linear_wide" (the authors' released code).
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional
     """
@@ -65,44 +67,42 @@ class NsePairClassifier(PairClassifier):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
-        hidden_size: int,
         classifier_feedforward: FeedForward,
-        variant: str = "mma_nse",
+        premise_encoder: Optional[Lazy[Seq2SeqEncoder]] = None,
+        hypothesis_encoder: Optional[Lazy[Seq2SeqEncoder]] = None,
+        premise_attention: bool = False,
+        dropout: float = 0.0,
+        hidden_size: Optional[int] = None,
+        variant: Optional[str] = None,
         num_read_layers: int = 1,
         num_write_layers: int = 1,
         write_extra_memories: bool = True,
-        dropout: float = 0.0,
         compose: str = "relu",
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
     ) -> None:
         super().__init__(vocab, label_namespace, **kwargs)
-        if compose not in ("relu", "linear_wide"):
-            raise ConfigurationError(f"nse_pair_classifier: compose must be 'relu' or 'linear_wide', got {compose!r}")
-        if variant not in VARIANTS:
-            raise ConfigurationError(f"nse_pair_classifier: variant must be one of {VARIANTS}, got {variant!r}")
-        if classifier_feedforward.get_input_dim() != 4 * hidden_size:
-            raise ConfigurationError(f"nse_pair_classifier: classifier_feedforward input_dim must be {4 * hidden_size}")
         self._text_field_embedder = text_field_embedder
-        self._variant = variant
         embedding_dim = text_field_embedder.get_output_dim()
-        nse_options = dict(num_read_layers=num_read_layers, num_write_layers=num_write_layers, dropout=dropout)
-
-        def compose_options(num_extra: int) -> dict:
-            if compose == "relu":
-                return {}
-            return {"compose_size": (2 + num_extra) * hidden_size, "compose_activation": "linear"}
-
-        self._premise_encoder = NseEncoder(embedding_dim, hidden_size, **nse_options, **compose_options(0))
-        if variant == "nse":
-            self._hypothesis_encoder = self._premise_encoder
-        else:
-            self._hypothesis_encoder = NseEncoder(
-                embedding_dim, hidden_size, num_extra_memories=1, write_extra_memories=write_extra_memories,
-                **nse_options, **compose_options(1)
-            )
-        self._attention = LastOutputAttention(hidden_size) if variant == "mma_nse_attention" else None
+        if premise_encoder is None:
+            premise_encoder, hypothesis_encoder, premise_attention = flag_encoders(
+                hidden_size, variant or "mma_nse", dict(num_read_layers=num_read_layers,
+                                                        num_write_layers=num_write_layers, dropout=dropout),
+                write_extra_memories, compose)
+        elif hidden_size is not None or variant is not None:
+            raise ConfigurationError("nse_pair_classifier: give premise_encoder (and hypothesis_encoder) or the 0.1 "
+                                     "form's hidden_size and variant, not both")
+        self._premise_encoder = nse_component(premise_encoder, embedding_dim, "premise_encoder")
+        self._hypothesis_encoder = (nse_component(hypothesis_encoder, embedding_dim, "hypothesis_encoder")
+                                    if hypothesis_encoder is not None else self._premise_encoder)
+        hidden = self._premise_encoder.get_output_dim()
+        if self._hypothesis_encoder.num_extra_memories > 1 or self._premise_encoder.num_extra_memories:
+            raise ConfigurationError("nse_pair_classifier: the premise encoder has no extra memories and the "
+                                     "hypothesis encoder at most one (the premise's)")
+        if classifier_feedforward.get_input_dim() != 4 * hidden:
+            raise ConfigurationError(f"nse_pair_classifier: classifier_feedforward input_dim must be {4 * hidden}")
+        self._attention = LastOutputAttention(hidden) if premise_attention else None
         self.attention_axes = {
             "premise_keys": ("premise", "premise"),
             "hypothesis_keys": ("hypothesis", "hypothesis"),

@@ -1,5 +1,5 @@
 """The `lstmn` encoder against the literal per-example form of eq. 4-10 of Cheng et al. (2016) (stacked layers of
-`memplugins.modules.reference.lstmn`), and its behaviour as a `Seq2SeqEncoder`."""
+`memplugins.modules.lstmn.reference`), and its behaviour as a `Seq2SeqEncoder`."""
 
 import pytest
 import torch
@@ -8,7 +8,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import LstmnEncoder
-from memplugins.modules.reference.lstmn import lstmn_layer_reference
+from memplugins.modules.lstmn.reference import lstmn_reference
 
 
 def reference_encoder(encoder, x):
@@ -16,7 +16,7 @@ def reference_encoder(encoder, x):
     for k, layer in enumerate(encoder.layers):
         if k > 0 and encoder._skip_connections:
             layer_input = torch.cat([layer_input, x], dim=-1)  # eq. 10 with skip connections
-        layer_input, _, weights = lstmn_layer_reference(layer, layer_input)
+        layer_input, _, weights = lstmn_reference(layer_input, layer.weights())
         attention.append(weights)
     return layer_input, torch.stack(attention)
 

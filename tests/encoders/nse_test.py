@@ -1,5 +1,5 @@
 """The `nse` encoder against the literal per-example form of eq. 1-6 and 7-15 of Munkhdalai & Yu (2017)
-(`memplugins.modules.reference.nse`), and its behaviour as a `Seq2SeqEncoder`."""
+(`memplugins.modules.nse.reference`), and its behaviour as a `Seq2SeqEncoder`."""
 import pytest
 import torch
 from allennlp.common import Params
@@ -9,8 +9,8 @@ from allennlp.nn.util import masked_softmax
 
 from memplugins.encoders import NseEncoder
 from memplugins.modules.masked_lstm import run_masked_lstm
-from memplugins.modules.reference.nse import nse_reference
-from tests.modules.fast.cases import randomize
+from memplugins.modules.nse.reference import nse_reference
+from tests.modules.fast_path.cases import randomize
 
 LENGTHS = [5, 2, 1, 4]
 EXTRA_LENGTHS = [3, 6, 2, 1]
@@ -38,7 +38,7 @@ def test_nse_equals_reference_of_eq_1_to_6(options):
     x, mask = padded(LENGTHS, options["input_size"], seed=3)
     out = encoder.encode(x, mask)
     for b, length in enumerate(LENGTHS):
-        H, M, Z, _, _ = nse_reference(encoder, x[b, :length])
+        H, M, Z, _, _ = nse_reference(encoder.weights(), x[b, :length])
         torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.keys[b, :length, :length], Z, atol=1e-5, rtol=0)
@@ -57,7 +57,7 @@ def test_mma_nse_equals_reference_of_eq_7_to_15(write_extra):
     for b, length in enumerate(LENGTHS):
         lengths = (EXTRA_LENGTHS[b], [2, 2, 3, 1][b])
         extras = (first[b, : lengths[0]], second[b, : lengths[1]])
-        H, M, Z, E, ZN = nse_reference(encoder, x[b, :length], extras)
+        H, M, Z, E, ZN = nse_reference(encoder.weights(), x[b, :length], extras)
         torch.testing.assert_close(out.hidden[b, :length], H, atol=1e-5, rtol=0)
         torch.testing.assert_close(out.memory[b, :length], M, atol=1e-5, rtol=0)
         for n in range(2):
@@ -231,7 +231,7 @@ def test_gradients_equal_the_reference():
     slow_loss = 0
     for b, length in enumerate(LENGTHS):
         n = EXTRA_LENGTHS[b]
-        H, M, Z, E, ZN = nse_reference(encoder, x[b, :length], [extra[b, :n]])
+        H, M, Z, E, ZN = nse_reference(encoder.weights(), x[b, :length], [extra[b, :n]])
         slow_loss = slow_loss + (H * probes[0][b, :length]).sum() + (M * probes[1][b, :length]).sum()
         slow_loss = slow_loss + (Z * probes[2][b, :length, :length]).sum()
         # slots the reference does not see (padding) are returned unchanged by the encoder

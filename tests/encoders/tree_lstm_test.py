@@ -1,5 +1,5 @@
 """The `tree_lstm` encoder against the literal recursive form of Le and Zuidema's equations
-(`memplugins.modules.reference.tree_lstm`), and its behaviour as a `Seq2VecEncoder`."""
+(`memplugins.modules.tree_lstm.reference`), and its behaviour as a `Seq2VecEncoder`."""
 import pytest
 import torch
 from allennlp.common import Params
@@ -9,7 +9,7 @@ from memplugins.encoders.tree_lstm import TreeLstmEncoder
 from memplugins.fields import BinaryTree
 from memplugins.readers import parse_sst_tree
 from memplugins.fields import batch_trees
-from memplugins.modules.reference.tree_lstm import tree_lstm_reference
+from memplugins.modules.tree_lstm.reference import tree_lstm_reference
 
 SHAPES = [
     "(3 (2 It) (4 (2 's) (3 lovely)))",  # small
@@ -64,7 +64,7 @@ def test_without_a_tree_it_is_right_branching_and_works_as_a_plain_seq2vec_encod
     roots = encoder(inputs, mask)
     for b, n in enumerate([4, 2]):
         tree = BinaryTree.right_branching([str(i) for i in range(n)])
-        assert torch.allclose(roots[b], tree_lstm_reference(encoder, inputs[b, :n], tree)[-1], atol=1e-6)
+        assert torch.allclose(roots[b], tree_lstm_reference(encoder.weights(), inputs[b, :n], tree)[-1], atol=1e-6)
 
 
 def test_leaves_must_be_exactly_the_tokens():

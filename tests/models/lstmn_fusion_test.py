@@ -5,7 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from tests.conftest import TEST_FIXTURES
 from tests.models.pair_model_case import PairModelTestCase
 from memplugins.models.lstmn_fusion import LstmnFusion
-from memplugins.modules.reference.lstmn import lstmn_layer_reference as reference_layer
+from memplugins.modules.lstmn.reference import lstmn_reference
 
 
 
@@ -29,7 +29,7 @@ def reference_inter_attention(attention, X, Y, A):
 def reference_deep_decoder(layer, gate, X, G, Al):
     """Eq. 4-9 with eq. 14-16: c_t also gets r_t ⊙ α~_t, r_t = σ(W_r [γ~_t, x_t] + b) (the layer's memory addend)."""
     r = torch.stack([torch.sigmoid(gate.weight @ torch.cat([G[t], x_t]) + gate.bias) for t, x_t in enumerate(X)])  # (14)
-    return reference_layer(layer, X, addend=r * Al)[0]  # (15), (16)
+    return lstmn_reference(X, layer.weights(), addend=r * Al)[0]  # (15), (16)
 
 
 class TestLstmnFusion(PairModelTestCase):
@@ -54,13 +54,13 @@ class TestLstmnFusion(PairModelTestCase):
             model._decoder.recency_score.data.fill_(-1.5)
         logits = model(**self.dataset.as_tensor_dict())["label_logits"]
         for i, x_p, x_h in self.embedded_pairs():
-            Y, A, _ = reference_layer(model._encoder, x_p)
+            Y, A, _ = lstmn_reference(x_p, model._encoder.weights())
             if fusion == "none":  # Table 3's LSTMN: two LSTMNs, no inter-attention
-                H, _, _ = reference_layer(model._decoder, x_h)
+                H, _, _ = lstmn_reference(x_h, model._decoder.weights())
             else:
                 G, Al, _ = reference_inter_attention(model._inter_attention, x_h, Y, A)
             if fusion == "shallow":
-                H, _, _ = reference_layer(model._decoder, torch.cat([x_h, G], dim=-1))
+                H, _, _ = lstmn_reference(torch.cat([x_h, G], dim=-1), model._decoder.weights())
             elif fusion == "deep":
                 H = reference_deep_decoder(model._decoder, model._fusion_gate, x_h, G, Al)
             features = torch.cat([Y.mean(0), H.mean(0)])

@@ -15,8 +15,10 @@ class PairModelTestCase(ModelTestCase):
     CONFIG = None  # set by subclasses
 
     def set_up_variant(self, **model_options) -> str:
+        """The test config with `model_options` set (an option given as None is removed)."""
         params = Params.from_file(str(self.CONFIG)).as_dict()
         params["model"].update(model_options)
+        params["model"] = {key: value for key, value in params["model"].items() if value is not None}
         config = self.TEST_DIR / "config.json"
         config.write_text(json.dumps(params))
         self.set_up_model(config, TINY, seed=0)

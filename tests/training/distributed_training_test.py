@@ -1,6 +1,6 @@
 """
 AllenNLP's own distributed training (`"distributed": {"cuda_devices": [-1, -1]}`: two gloo processes on the CPU)
-with our models; the fast paths' gradients under DDP are checked in `tests/modules/fast/contract_test.py`.
+with our models; the fast paths' gradients under DDP are checked in `tests/modules/fast_path/contract_test.py`.
 """
 import json
 import math

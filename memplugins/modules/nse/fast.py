@@ -1,0 +1,314 @@
+"""
+The NSE encoder's read-compose-write loop (Munkhdalai and Yu 2017, eq. 2-6 and, with extra memories, 10-15; the
+equations and masking are documented in the package docstring, `memplugins.modules.nse`) as one autograd Function
+with a hand-written backward: the fast path `NseEncoder` takes (one write-LSTM layer; deeper f_w runs `deep.py`).
+Its reference is the literal per-example form of eq. 1-15 in `reference.py`, and
+`tests/modules/nse/fast_test.py` compares the two: outputs, keys, final memories and every gradient, with padding,
+the own and extra memories written or read-only, both compose settings and dropout.
+
+The memories are kept in the factored form M_t = diag(a_t) M_0 + W_t H_t (a_t: decay, W_t: the l × t write weights,
+H_t: the written values), which eq. 6 unrolls to: M_t = M_{t-1} ⊙ (1 - z_t 1ᵀ) + z_t h_tᵀ scales every earlier
+term by (1 - z_t) and appends z_t h_tᵀ. Step t, for each memory, with o_t the read LSTM's output (computed before
+the loop) and S0_t = M_0 o_t (all t at once, outside):
+
+    eq.          forward                                        adjoint (reverse order)
+    (6)(14)(15)  a ← a ⊙ (1 - z'),  W ← [W ⊙ (1 - z'), z'],     g_z' = g_W[:, t] - Σ_s g_W[:, s] ⊙ W_s - g_a ⊙ a
+                 H ← [H; v_t],  z' = z ⊙ mask_t                 g_a ← g_a ⊙ (1 - z');  g_W[:, <t] ← ⊙ (1 - z')
+    (5)(13)      h_t = LSTMCell(c_t, state);                    `contract.lstm_cell_backward`; g_c_t = g_gates W_ih;
+                 v_t = dropout(h_t) ⊙ mask_t                    g_h_{t-1} = g_gates W_hh
+    (4)(12)      c_t = f_c(C_o o_t + b + W_m [r^1; ...; r^N])   g_pre = g_c_t ⊙ d_t ⊙ f_c';  g_r = g_pre W_m
+                 ⊙ d_t (dropout on f_w's input, if given)
+    (3)(11)      r = (z ⊙ a)ᵀ M_0 + (zᵀ W) H_{<t}               g_z += (M_0 g_r) ⊙ a + W (H g_r);  g_a += (M_0 g_r) ⊙ z;
+                                                                g_W += z (H g_r)ᵀ
+    (2)(10)      q = H_{<t} o_t;  s = a ⊙ S0_t + W q;           g_s = z ⊙ (g_z - <z, g_z>);  g_S0_t = g_s ⊙ a;
+                 z = softmax(s) over real slots                 g_a += g_s ⊙ S0_t;  g_W += g_s qᵀ;  g_q = Wᵀ g_s;
+                                                                g_o_t = g_q H_{<t}
+
+With the encoder's `key_strength` (eq. 2'), the queries are β_t o_t: the loop reads with them as with o_t, since
+the scores are its only use of them (f_c's o_t half, `composed`, comes in from outside), and autograd carries g_o_t
+on to β_t and o_t.
+
+The gradient of a written value v_s gathers every later step's reads of it, Σ_{t>s} g_q,t[s] o_t (through q) and
+Σ_{t>s} (zᵀW)_t[s] g_r,t (through r); both are recorded when the later steps are processed, so they are complete
+when step s is reached. M_0's gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m,
+the write LSTM's) are each one product over all steps.
+
+What it saves over autograd: 60-odd graph nodes per step, which at B = 32, k = 300 cost about as much as their
+arithmetic. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
+on h_t (and, where the encoder places it there, on c_t as f_w's input: d_t above) uses one mask drawn for all
+steps before the loop (the same distribution as per-step dropout). Mixed
+precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast_path.contract`).
+
+On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
+(`read_kernel.py`, which says why it is equal), and so do the read's backward (`read_backward_kernel.py`), the
+write's (`write_backward_kernel.py`) and the write LSTM's (`memplugins.modules.fast_path.cell_kernel`), the
+backward's in float32 only (`backward.py` says why); the "eager" backend turns them off.
+"""
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+import torch
+
+from memplugins.modules.fast_path.contract import first_order_backward, run_fast_path, triton_kernel_applies
+from memplugins.modules.nse.backward import backward
+from memplugins.modules.nse.state import Buffers, CellWeights, Memory, StepState
+from memplugins.modules.fast_path.step_graphs import StepGraphs, step_is_full
+
+COMPOSE = ("relu", "linear")
+
+
+class _Written(NamedTuple):
+    """The factored state of the written memories, updated in place at every write: a_t `(B, l)` and W_t `(B, l, T)`
+    per memory (None for a read-only one)."""
+
+    decay: List[Optional[torch.Tensor]]
+    weights: List[Optional[torch.Tensor]]
+
+
+def _read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: _Written) -> StepState:
+    """(2), (3), (10), (11) for step t: the keys z into `buffers.raw_keys`, the reads into `buffers.retrieved`."""
+    k = query.size(-1)
+    values = buffers.values
+    history_scores = torch.bmm(query.unsqueeze(1), values[:, :t].transpose(1, 2)).squeeze(1) if t > 0 else None
+    decays, write_weights, coefficients = [], [], []
+    for n, memory in enumerate(memories):
+        scores = memory.initial_scores[:, :, t]
+        decay, weights = written.decay[n], written.weights[n]
+        if memory.written and t > 0:
+            scores = scores * decay + torch.bmm(history_scores.unsqueeze(1), weights[:, :, :t].transpose(1, 2)).squeeze(1)
+        lowest = torch.finfo(scores.dtype).min
+        z = torch.softmax(scores.masked_fill(~memory.mask, lowest), dim=-1).mul_(memory.mask)  # (2)
+        buffers.raw_keys[n][:, t] = z
+        read = buffers.retrieved[:, t, n * k : (n + 1) * k]
+        read.copy_(torch.bmm((z * decay if memory.written else z).unsqueeze(1), memory.initial).squeeze(1))  # (3): M_0
+        if memory.written:
+            decays.append(decay.clone())
+            if t > 0:
+                coefficient = torch.bmm(z.unsqueeze(1), weights[:, :, :t]).squeeze(1)
+                read += torch.bmm(coefficient.unsqueeze(1), values[:, :t]).squeeze(1)  # (3): the H part
+                write_weights.append(weights[:, :, :t].clone())
+                coefficients.append(coefficient)
+    return StepState(history_scores, decays, write_weights, coefficients)
+
+
+def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, compose: str, hidden, memory,
+                      kernel: bool = False, compose_dropout: Optional[torch.Tensor] = None):
+    """(4) and (5): c_t into `buffers.composed` (after its dropout, if any: what f_w reads, and what W_ih's gradient
+    needs), the write LSTM's step (its pointwise part in one Triton launch with
+    `kernel`: `memplugins.modules.fast_path.cell_kernel`); returns its new (h, c)."""
+    k = hidden.size(-1)
+    pre = torch.addmm(composed[:, t], buffers.retrieved[:, t], cell.compose_weight.t())  # (4)
+    buffers.compose_input[:, t] = pre
+    c_t = torch.relu(pre) if compose == "relu" else pre
+    if compose_dropout is not None:
+        c_t = c_t * compose_dropout[:, t]
+    buffers.composed[:, t] = c_t
+    gates = torch.addmm(cell.bias, c_t, cell.weight_ih.t()).addmm_(hidden, cell.weight_hh.t())  # (5): LSTMCell
+    step_gates = buffers.gates[:, t]
+    buffers.previous_hidden[:, t] = hidden
+    buffers.previous_memory[:, t] = memory
+    if kernel:
+        from memplugins.modules.fast_path.cell_kernel import lstm_cell_forward_kernel
+
+        new_hidden, new_memory = torch.empty_like(memory), torch.empty_like(memory)
+        lstm_cell_forward_kernel(gates, None, memory, None, None, step_gates, buffers.memory_tanh[:, t], new_hidden,
+                                 new_memory, candidate_block=2)
+        return new_hidden, new_memory
+    torch.sigmoid(gates, out=step_gates)
+    torch.tanh(gates[:, 2 * k : 3 * k], out=step_gates[:, 2 * k : 3 * k])
+    input_gate, forget_gate, cell_gate, output_gate = step_gates.chunk(4, dim=-1)
+    new_memory = torch.addcmul(forget_gate * memory, input_gate, cell_gate)
+    torch.tanh(new_memory, out=buffers.memory_tanh[:, t])
+    return output_gate * buffers.memory_tanh[:, t], new_memory
+
+
+def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: _Written,
+                 slot_masks: List[torch.Tensor]) -> StepState:
+    """`_read` with step t-1's write (`_write` with `update=False` left it pending) in one Triton launch per memory
+    (`memplugins.modules.nse.read_kernel`, whose docstring says why it is equal)."""
+    from memplugins.modules.nse.read_kernel import write_and_read
+
+    k = query.size(-1)
+    history = torch.bmm(query.unsqueeze(1), buffers.values[:, :t].transpose(1, 2)).squeeze(1) if t > 0 else None
+    decays, write_weights, coefficients = [], [], []
+    for n, memory in enumerate(memories):
+        saved = write_and_read(t, memory.initial_scores, memory.initial, slot_masks[n], written.decay[n],
+                               written.weights[n], buffers.keys[n][:, t - 1] if t > 0 else None, history,
+                               buffers.values, buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k])
+        if memory.written:
+            decays.append(saved.decay)
+            if t > 0:
+                write_weights.append(saved.weights)
+                coefficients.append(saved.coefficients)
+    return StepState(history, decays, write_weights, coefficients)
+
+
+def _write(t: int, step_keys: List[torch.Tensor], buffers: Buffers, memories: Sequence[Memory], written: _Written,
+           update: bool = True):
+    """(6), (14), (15): a ← a ⊙ (1 - z'), W ← [W ⊙ (1 - z'), z'] (with `update`: the kernel's next launch does it
+    otherwise); the keys z' are stored either way."""
+    for n, z in enumerate(step_keys):
+        buffers.keys[n][:, t] = z
+        if memories[n].written and update:
+            keep = 1 - z
+            written.decay[n].mul_(keep)
+            written.weights[n][:, :, :t] *= keep.unsqueeze(-1)
+            written.weights[n][:, :, t] = z
+
+
+def _forward(queries, composed, mask, dropout, compose_dropout, cell: CellWeights, compose: str,
+             memories: Sequence[Memory], saved: Optional[List[StepState]]):
+    batch_size, num_steps, k = queries.size()
+    buffers = Buffers.allocate(queries, composed.size(-1), [m.initial.size(1) for m in memories])
+    written = _Written(
+        [queries.new_ones(batch_size, m.initial.size(1)) if m.written else None for m in memories],
+        [queries.new_zeros(batch_size, m.initial.size(1), num_steps) if m.written else None for m in memories],
+    )
+    full_steps = step_is_full(mask)
+    step_masks = mask.unsqueeze(-1).to(queries.dtype)
+    hidden, memory = queries.new_zeros(batch_size, k), queries.new_zeros(batch_size, k)
+    kernel = triton_kernel_applies(queries, "memplugins.modules.nse.read_kernel")
+    if kernel:  # the kernel reads rows of M_0 and the masks with unit stride
+        memories = [m._replace(initial=m.initial.contiguous()) for m in memories]
+        slot_masks = [m.mask.to(torch.uint8).contiguous() for m in memories]
+    for t in range(num_steps):
+        if kernel:
+            state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks)
+        else:
+            state = _read(t, queries[:, t], buffers, memories, written)
+        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel,
+                                                   compose_dropout)
+        value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
+        step_keys = [keys[:, t] for keys in buffers.raw_keys]
+        if full_steps[t]:
+            hidden, memory = new_hidden, new_memory
+        else:  # a padded step writes nothing and leaves the write LSTM's state as it was
+            hidden = torch.where(mask[:, t, None], new_hidden, hidden)
+            memory = torch.where(mask[:, t, None], new_memory, memory)
+            value = value * step_masks[:, t]
+            step_keys = [z * step_masks[:, t] for z in step_keys]
+        buffers.values[:, t] = value
+        _write(t, step_keys, buffers, memories, written, update=not kernel or t == num_steps - 1)
+        if saved is not None:
+            saved.append(state)
+    decays = [d for d in written.decay if d is not None]
+    weights = [w for w in written.weights if w is not None]
+    return buffers.values, buffers.keys, decays, weights, buffers
+
+
+class _Saved(NamedTuple):
+    """What the backward reads (from the forward; it changes none of it)."""
+
+    queries: torch.Tensor
+    mask: torch.BoolTensor
+    dropout: Optional[torch.Tensor]
+    compose_dropout: Optional[torch.Tensor]
+    cell: CellWeights
+    compose: str
+    written: Tuple[bool, ...]
+    initial_scores: List[torch.Tensor]
+    initials: List[torch.Tensor]
+    buffers: Buffers
+    steps: List[StepState]
+
+
+def _forward_keeping(queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                     written, compose, *memory_tensors):
+    """`_forward` with `_NseRecurrence.apply`'s flat arguments, keeping what the backward reads: (outputs, saved)."""
+    count, steps = len(written), []
+    cell = CellWeights(compose_weight, weight_ih, weight_hh, bias)
+    values, keys, decays, weights, buffers = _forward(queries, composed, mask, dropout, compose_dropout, cell, compose,
+                                                      Memory.regroup(written, memory_tensors), steps)
+    saved = _Saved(queries, mask, dropout, compose_dropout, cell, compose, written, list(memory_tensors[:count]),
+                   list(memory_tensors[count : 2 * count]), buffers, steps)
+    return (values, *keys, *decays, *weights), saved
+
+
+def _input_gradients(saved: _Saved, grads):
+    """The gradients of `_NseRecurrence.apply`'s arguments, from the outputs' (values first)."""
+    gradients = backward(*saved, grads[0], grads[1:])
+    return (gradients.queries, gradients.compose_input, None, None, None, *gradients.weights, None, None,
+            *gradients.initial_scores, *gradients.initials, *([None] * len(saved.written)))
+
+
+class _NseRecurrence(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                written, compose, *memory_tensors):
+        outputs, saved = _forward_keeping(queries, composed, mask, dropout, compose_dropout, compose_weight,
+                                          weight_ih, weight_hh, bias, written, compose, *memory_tensors)
+        buffers = saved.buffers
+        # the outputs go through save_for_backward (kept on ctx they would form a reference cycle with their graph)
+        ctx.saved = saved._replace(queries=None, mask=None, dropout=None, compose_dropout=None, cell=None,
+                                   initial_scores=None, initials=None, buffers=buffers._replace(values=None, keys=None))
+        ctx.save_for_backward(queries, mask, dropout, compose_dropout, *saved.cell, buffers.values, *buffers.keys,
+                              *saved.initial_scores, *saved.initials)
+        return outputs
+
+    @staticmethod
+    @first_order_backward
+    def backward(ctx, *grads):
+        count = len(ctx.saved.written)
+        queries, mask, dropout, compose_dropout, *rest = ctx.saved_tensors
+        cell, values, keys = CellWeights(*rest[:4]), rest[4], rest[5 : 5 + count]
+        initial_scores, initials = rest[5 + count : 5 + 2 * count], rest[5 + 2 * count :]
+        saved = ctx.saved._replace(queries=queries, mask=mask, dropout=dropout, compose_dropout=compose_dropout,
+                                   cell=cell, initial_scores=list(initial_scores), initials=list(initials),
+                                   buffers=ctx.saved.buffers._replace(values=values, keys=list(keys)))
+        return _input_gradients(saved, grads)
+
+
+def _length_dims(args):
+    """The lengths the graphs pad (`step_graphs`): T (group 0) and each memory's slot count l_n (group n + 1), in
+    the arguments of `_NseRecurrence.apply` and in its outputs (values, keys, and the written memories' a_T and
+    W_T). Padded steps and slots are masked, which changes no real output (the encoder's padding invariance)."""
+    written = args[9]
+    count = len(written)
+    steps = {1: 0}
+    arg_dims = [steps, steps, steps, *(steps if d is not None else {} for d in args[3:5]), {}, {}, {}, {}, {}, {}]
+    arg_dims += [{1: n + 1, 2: 0} for n in range(count)]  # S0: (B, l, T)
+    arg_dims += [{1: n + 1} for n in range(count)] * 2  # M_0: (B, l, k); slot masks: (B, l)
+    written_memories = [n for n in range(count) if written[n]]
+    output_dims = [steps] + [{1: 0, 2: n + 1} for n in range(count)]  # values (B, T, k); keys (B, T, l)
+    output_dims += [{1: n + 1} for n in written_memories] + [{1: n + 1, 2: 0} for n in written_memories]
+    return arg_dims, output_dims
+
+
+# the CUDA graphs of this loop (`step_graphs`)
+_GRAPHS = StepGraphs("nse", _forward_keeping, _input_gradients, length_dims=_length_dims)
+
+
+def nse_recurrence(
+    queries: torch.Tensor,
+    composed: torch.Tensor,
+    mask: torch.BoolTensor,
+    dropout: Optional[torch.Tensor],
+    memories: Sequence[Memory],
+    cell: CellWeights,
+    compose: str,
+    compose_dropout: Optional[torch.Tensor] = None,
+) -> Tuple[torch.Tensor, List[torch.Tensor], List[torch.Tensor], List[torch.Tensor]]:
+    """
+    queries: o_t `(B, T, k)` (β_t o_t with the encoder's `key_strength`: only eq. 2 and 10 read them); composed:
+    the o_t half of (4) with its bias `(B, T, c)`; mask `(B, T)`; dropout: a scaled dropout mask for h_t `(B, T, k)`
+    or None; memories: a `Memory` each; cell: W_m `(c, N k)` and the write
+    LSTMCell's weights; compose: "relu" or "linear"; compose_dropout: a scaled dropout mask for c_t as f_w's input
+    `(B, T, c)` or None. Returns the written values (h_t after dropout, 0 at padding)
+    `(B, T, k)`, the keys z' per memory `(B, T, l)`, and per written memory a_T `(B, l)` and W_T `(B, l, T)`.
+    """
+    written = tuple(bool(m.written) for m in memories)
+    outputs = run_fast_path(_NseRecurrence, _forward_flat, queries, composed, mask, dropout, compose_dropout, *cell,
+                            written, compose, *Memory.flatten(memories), graphs=_GRAPHS)
+    count, num_written = len(memories), sum(written)
+    values, keys, rest = outputs[0], list(outputs[1 : 1 + count]), outputs[1 + count :]
+    return values, keys, list(rest[:num_written]), list(rest[num_written : 2 * num_written])
+
+
+def _forward_flat(queries, composed, mask, dropout, compose_dropout, compose_weight, weight_ih, weight_hh, bias,
+                  written, compose, *memory_tensors):
+    """`_forward` with `_NseRecurrence.apply`'s flat arguments (the contract's forward without a graph); the last
+    argument is the contract's `saved` (None)."""
+    *memory_tensors, saved = memory_tensors
+    values, keys, decays, weights, _ = _forward(queries, composed, mask, dropout, compose_dropout,
+                                                CellWeights(compose_weight, weight_ih, weight_hh, bias), compose,
+                                                Memory.regroup(written, memory_tensors), saved)
+    return (values, *keys, *decays, *weights)
