@@ -1,4 +1,4 @@
-"""memplugins: memory- and attention-augmented encoders for AllenNLP 2.10 on Python 3.11 / torch 2."""
+"""memplugins: memory- and attention-augmented encoders for AllenNLP 2.10 on Python 3.11-3.13 / torch 2."""
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -19,15 +19,15 @@ def shared_files(folder: str):
 
 setup(
     name="memplugins",
-    version="0.1.0",
+    version="0.2.0",
     description="LSTMN, NSE/MMA-NSE, tree LSTM, IRAM and attention RTE models as AllenNLP plugins",
     long_description=long_description,
     long_description_content_type="text/markdown",
     packages=find_packages(include=["memplugins", "memplugins.*"]),
     package_data={"memplugins": ["modelcards/*.json"]},
     py_modules=["memplugins_launcher"],
-    data_files=shared_files("training_config") + shared_files("fixtures"),
-    python_requires=">=3.11,<3.12",
+    data_files=shared_files("training_config") + shared_files("fixtures") + shared_files("examples"),
+    python_requires=">=3.11,<3.14",
     # allennlp / allennlp-models are installed with --no-deps (see requirements/); only what we import directly
     # is declared here, so `pip install memplugins` never pulls allennlp's torch<1.13 pin.
     install_requires=["torch>=2.0", "spacy>=3.8,<3.9", "numpy"],
@@ -35,4 +35,6 @@ setup(
     # no --include-package needed). The launcher runs memplugins/cli.py without importing the package first.
     entry_points={"console_scripts": ["memplugins=memplugins_launcher:main"]},
     license="Apache-2.0",
+    classifiers=["Programming Language :: Python :: 3.11", "Programming Language :: Python :: 3.12",
+                 "Programming Language :: Python :: 3.13"],
 )

@@ -1,17 +1,18 @@
 // An allennlp-models style config, used unchanged by memplugins' README example: allennlp-models' `snli` reader
 // with its default tokenizer (AllenNLP's `spacy`, which memplugins keeps offline), ESIM (Chen et al. 2017) from
-// allennlp-models with unidirectional LSTM encoders, local data paths. Swap the encoders to memplugins' LSTMN with
+// allennlp-models with unidirectional LSTM encoders; data paths from the variables every memplugins config reads
+// (SNLI_TRAIN, SNLI_VALIDATION, GLOVE_PATH: the shipped samples unless set), so it runs from any folder. Swap the encoders to memplugins' LSTMN with
 //   -o '{"model.encoder.type": "lstmn", "model.inference_encoder.type": "lstmn"}'
 {
   dataset_reader: { type: 'snli', token_indexers: { tokens: { type: 'single_id', lowercase_tokens: true } } },
-  train_data_path: 'fixtures/snli/snli_1.0_dev_sample_train.jsonl',
-  validation_data_path: 'fixtures/snli/snli_1.0_dev_sample_validation.jsonl',
+  train_data_path: std.extVar('SNLI_TRAIN'),
+  validation_data_path: std.extVar('SNLI_VALIDATION'),
   model: {
     type: 'esim',
     dropout: 0.5,
     text_field_embedder: {
       token_embedders: {
-        tokens: { type: 'embedding', embedding_dim: 50, pretrained_file: 'fixtures/glove/glove.6B.50d.snli_sample.txt.gz', trainable: false },
+        tokens: { type: 'embedding', embedding_dim: 50, pretrained_file: std.extVar('GLOVE_PATH'), trainable: false },
       },
     },
     encoder: { type: 'lstm', input_size: 50, hidden_size: 100, num_layers: 1, bidirectional: false },

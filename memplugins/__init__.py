@@ -1,15 +1,18 @@
 """
-memplugins: memory- and attention-augmented encoders and models for AllenNLP 2.10 on Python 3.11 / torch 2.
+memplugins: memory- and attention-augmented encoders and models for AllenNLP 2.10 on Python 3.11-3.13 / torch 2.
 
 Importing the package quiets the deprecation warnings third-party modules raise while they are imported, applies
 the torch-2 compatibility fixes (`memplugins.compat`), the exact-resume feature (`memplugins.training.exact_resume`),
-safe archive loading (`memplugins.archives`) and flushing denormal floats to zero on the CPU
+safe archive loading (`memplugins.archives`), makes `nltk.download` a logged no-op (nothing downloads at run time) and flushing denormal floats to zero on the CPU
 (`memplugins.training.flush_denormal`; `MEMPLUGINS_FLUSH_DENORMAL=0` keeps them), and registers every component
 with AllenNLP's registries.
 """
-from memplugins.cli import quiet_third_party_imports
+from memplugins.cli import keep_nltk_offline, quiet_third_party_imports
 
 quiet_third_party_imports()
+# `Predictor.from_path` imports every allennlp-models module, one of which calls `nltk.download` (offline: a printed
+# "[nltk_data] Error loading punkt"); no memplugins code needs those resources
+keep_nltk_offline()
 
 from memplugins import compat  # noqa: E402  (before anything registers: the fixes patch AllenNLP)
 from memplugins import archives  # noqa: E402

@@ -22,6 +22,7 @@ are not errors:
 * FutureWarnings / UserWarnings raised while third-party modules are imported (fairscale's and torch.jit's
   deprecations, `pkg_resources`'s) are filtered by their module; warnings from memplugins itself still show.
 """
+import difflib
 import logging
 import os
 import re
@@ -127,8 +128,14 @@ def config_summary(path: Path) -> str:
     return text[: end.start() + 1] if end else text
 
 
+class UsageError(Exception):
+    """A command line that cannot run as written: `main` prints it as one line and exits 2."""
+
+
 def resolve_train_config(argv: List[str]) -> List[str]:
-    """`train NAME ...`: the shipped config NAME (or NAME.jsonnet) when NAME is not a file here."""
+    """`train NAME ...`: the shipped config NAME when NAME is not a file here (also `NAME.jsonnet` and
+    `training_config/NAME.jsonnet`, as the README writes them, from a folder outside the checkout). A word that is
+    neither a file nor a shipped name is a `UsageError` naming the closest shipped configs."""
     index = 1
     while index < len(argv):
         word = argv[index]
@@ -138,12 +145,33 @@ def resolve_train_config(argv: List[str]) -> List[str]:
         if word.startswith("-"):
             index += 1
             continue
+        if Path(word).exists():
+            return argv
         configs = shipped_configs()
-        name = word[: -len(".jsonnet")] if word.endswith(".jsonnet") else word
-        if not Path(word).exists() and name in configs:
+        name = Path(word).name[: -len(".jsonnet")] if word.endswith(".jsonnet") else word
+        if name in configs and ("/" not in word or Path(word).parent.name == "training_config"):
             return argv[:index] + [str(configs[name])] + argv[index + 1 :]
-        return argv
+        if word.endswith((".json", ".yaml", ".yml")) or ("/" in word and not word.endswith(".jsonnet")):
+            return argv  # a file of the user's that is missing: AllenNLP's own message says so
+        close = difflib.get_close_matches(name, list(configs), n=3, cutoff=0.6)
+        raise UsageError(f"train: {word!r} is neither a file nor a shipped config"
+                         + (f"; did you mean {' or '.join(close)}?" if close else "")
+                         + " (`memplugins configs` lists them)")
     return argv
+
+
+def resolve_shipped_files(argv: List[str]) -> List[str]:
+    """Words that name a shipped file by its path in the checkout (`fixtures/snli/predict_sample.jsonl`,
+    `training_config/...`, `examples/...`) and are not files in the current folder: the installed copy, so the README's commands
+    run as written from any folder. A file of the user's with that path always wins."""
+    roots = data_roots()
+    resolved = []
+    for word in argv:
+        if word.startswith(("fixtures/", "training_config/", "examples/")) and not Path(word).exists():
+            found = [root / word for root in roots if (root / word).exists()]
+            word = str(found[0]) if found else word
+        resolved.append(word)
+    return resolved
 
 
 def _help() -> str:
@@ -201,9 +229,28 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv[0] == "configs":
         _list_configs()
         return 0
-    if argv[0] == "train":
-        argv = resolve_train_config(argv)
+    try:
+        argv = argv[:1] + resolve_shipped_files(argv[1:])
+        if argv[0] == "train":
+            argv = resolve_train_config(argv)
+    except UsageError as error:
+        print(f"memplugins: error: {error}", file=sys.stderr)
+        return 2
     return _run_allennlp(argv)
+
+
+def cuda_device_error(argv: List[str]) -> Optional[str]:
+    """`--cuda-device N` (N >= 0) where torch sees no CUDA device: AllenNLP answers with a traceback that suggests
+    a config key; one line here."""
+    import torch
+
+    for index, word in enumerate(argv):
+        value = word.split("=", 1)[1] if word.startswith("--cuda-device=") else (
+            argv[index + 1] if word == "--cuda-device" and index + 1 < len(argv) else None)
+        if value is not None and value.lstrip("-").isdigit() and int(value) >= 0 and not torch.cuda.is_available():
+            return (f"--cuda-device {value}, but torch {torch.__version__} sees no CUDA device on this machine; "
+                    "leave the option out (or pass -1) to run on the CPU")
+    return None
 
 
 def _run_allennlp(argv: List[str]) -> int:
@@ -221,6 +268,14 @@ def _run_allennlp(argv: List[str]) -> int:
     if argv[0] == "test-install":
         print(test_install_report())
         return 0
+    problem = cuda_device_error(argv)
+    if problem:
+        print(f"memplugins: error: {problem}", file=sys.stderr)
+        return 2
+    if argv[0] == "train":
+        from memplugins.commands.override_check import warn_replaced_blocks
+
+        warn_replaced_blocks(argv)
     # SIGTERM (a cluster's pre-emption, `kill`) raises SigTermReceived, which `train` answers as `allennlp train`
     # does: "Training interrupted by the user", the best model archived, a non-zero exit
     install_sigterm_handler()

@@ -6,10 +6,10 @@
 #     setup       nothing but unpacking the carried stack (.gpusite) into /tmp and importing it, for a later call
 #                 on the same warm machine that carries data instead of the stack
 #     check       versions and the device, then the requires_gpu tests of the fast paths, kernels and graphs
-#     encoders    benchmarks/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
+#     encoders    benchmarks/speed/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
-#     tree        benchmarks/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
-#     throughput  benchmarks/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
+#     tree        benchmarks/speed/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
+#     throughput  benchmarks/speed/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
 #                 data loader's own time beside each epoch
 #     graphs      the same for our two configs and esim with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA
 #                 graphs), two epochs, the second reported (the first captures the graphs), with the captures counted
@@ -17,7 +17,7 @@
 #                 single-process data pipeline bounds each)
 #     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
 #                 a pytest -k expression over the config names, takes a part)
-#     replicate   benchmarks/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
+#     replicate   benchmarks/replication/replicate.py on cuda:0 with MEMPLUGINS_CUDA_GRAPHS=1 (issue 22's long rows), in lanes that
 #                 share the GPU: $REPLICATE is ';'-separated lanes of "FAMILY ROW [ROW ...] [--seeds N ...]" (default:
 #                 lanes that finish in the lease or whose unfinished checkpoints come back together within
 #                 carry_runs.py's 60 MiB and finish on a CPU core within the same session (the session's machine
@@ -43,15 +43,15 @@
 #                 ran `sst2_nse` seed 6 (18 of 25 epochs, finished on a CPU core), ESIM's and MMA-NSE's (batch 32)
 #                 seventh seeds (MMA-NSE at 128 did not start), `sst2_nse_tuned_embeddings_peer_training` seed 3
 #                 and `sst5_nse_k50_tuned_embeddings_peer_training` seed 2, which is no GPU lane (k = 50, batch 32:
-#                 107-184 s an epoch beside three lanes, 89-96 s on a CPU core; docs/gpu/2026-11-29-h200); the
+#                 107-184 s an epoch beside three lanes, 89-96 s on a CPU core; docs/research/gpu/2026-11-29-h200); the
 #                 second of 2026-11-28 (an H200) ran `sst2_nse` seed 5, the SNLI sixth seeds and
 #                 the NSE-settings LSTMs' (sst_peers sst2_lstm_in_nse_settings_fixed_embeddings --seeds 5, and
 #                 sst2_lstm2_in_nse_settings_fixed_embeddings --seeds 4) as four lanes in calls of 7 and 5.3 minutes,
-#                 every run finished (docs/gpu/2026-11-28-h200-2; allennlp's `lstm` rows gain little there, about 20
+#                 every run finished (docs/research/gpu/2026-11-28-h200-2; allennlp's `lstm` rows gain little there, about 20
 #                 s an epoch); the first of 2026-11-28 (an H200) ran these lanes with seeds 4 and 5 of `sst2_nse`
 #                 in two lanes: the SNLI lane finished (ESIM 210 s, MMA-NSE 239 s at batch 32 and 89 s at 128), the
 #                 binary lanes reached epoch 23 of 25, and only one of their two 34.1 MiB checkpoints could come back
-#                 (docs/gpu/2026-11-28-h200). 2026-11-27 trained `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's
+#                 (docs/research/gpu/2026-11-28-h200). 2026-11-27 trained `iwslt_nse_nse` and `iwslt_nse_lstm` at the paper's
 #                 settings (40 epochs in 4.0 and 4.3 minutes) and `sst5_nse_tuned_embeddings` seed 1 (11 of 25 epochs
 #                 in 11.6 minutes, finished on the CPU); its evening lease found two rows that are no GPU lanes:
 #                 `sst5_lstmn` (batch 5, the paper's: 8.8 minutes an epoch as CUDA graphs beside two lanes, where a
@@ -66,7 +66,7 @@
 #                 lease, about 7.6 and 5.3 minutes, finish three such lanes); each lane is one process
 #                 training its rows one after another until $REPLICATE_MINUTES (default 6.5) have passed (a row
 #                 that fails as CUDA graphs is resumed once with the eager loop). Then
-#                 benchmarks/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
+#                 benchmarks/replication/carry_runs.py packs every run's record and each unfinished run's last end-of-epoch
 #                 checkpoint (the lanes' first rows first, in lane order, then finished runs' archives, within 60
 #                 MiB packed) into $OUT/runs.tar.gz.NNN; here,
 #                 `carry_runs.py unpack` puts them into the runs folder and replicate.py resumes them on the CPU
@@ -82,15 +82,15 @@
 #                 carries only [".gpudata/wikiqa", ".gpudata/glove"]. A checkpoint of its 20.8M trained parameters
 #                 with Adam's moments (about 260 MiB with the GloVe table) is far over carry_runs.py's 60 MiB: the
 #                 row comes back only as its replication.jsonl line, so it must finish within the call
-#     nan         the 3-layer LSTMN's NaN on CUDA (docs/results.md, "NaN on the GPU": a race in the tape read, fixed
+#     nan         the 3-layer LSTMN's NaN on CUDA (docs/research/ptb_lm.md, "NaN on the GPU": a race in the tape read, fixed
 #                 in 6f36416; this phase found its lanes clean after the fix, and stays as that check): its PTB
 #                 language model from scratch, seed 1's seeds, in three lanes sharing the GPU for $NAN_SECONDS
 #                 (default 420): as CUDA graphs, eager with the Triton kernels, eager with torch's operations
 #                 (MEMPLUGINS_TRITON=0). Each checks every gradient before the optimizer steps
-#                 (benchmarks/gradient_probe.py) and stops at a non-finite one, naming the batch and the parameters;
+#                 (research/gradient_probe.py) and stops at a non-finite one, naming the batch and the parameters;
 #                 the lanes' probe logs come back in $OUT/probes.tar.gz. $NAN_LANES picks lanes by name
 #                 (default "graphs eager_triton eager_torch")
-#     races       benchmarks/kernel_races.py: each Triton kernel run $RACE_RUNS times (default 300) on the same inputs,
+#     races       benchmarks/speed/kernel_races.py: each Triton kernel run $RACE_RUNS times (default 300) on the same inputs,
 #                 counting the runs not bitwise equal to the first (a race between a program's warps); the kernels'
 #                 GPU IR in $OUT/ir.tar.gz. With $RACES_BEFORE naming a folder that holds an older memplugins
 #                 package, that one is measured first, in the same call
@@ -155,7 +155,7 @@ families() {
 }
 
 encoders() {
-  local run="$PYTHON benchmarks/encoders.py --device cuda --repeats 30"
+  local run="$PYTHON benchmarks/speed/encoders.py --device cuda --repeats 30"
   $run
   echo "(the same without the Triton kernels, LSTMN tape read and NSE memory access: MEMPLUGINS_TRITON=0)"
   MEMPLUGINS_TRITON=0 $run --encoders torch.nn.LSTM lstmn nse
@@ -182,17 +182,17 @@ tree() {
 }
 
 throughput() {
-  "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both --loader \
+  "$PYTHON" benchmarks/speed/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both --loader \
       --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
 }
 
 graphs() {
-  MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli \
+  MEMPLUGINS_CUDA_GRAPHS=1 "$PYTHON" benchmarks/speed/train_throughput.py --data "$ROOT/.gpudata" --task snli \
       --cuda-device 0 --amp both --epochs 2 --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)"
 }
 
 workers() {
-  "$PYTHON" benchmarks/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both \
+  "$PYTHON" benchmarks/speed/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both \
       --num-workers 2 --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" \
       "decomposable_attention (allennlp-models)"
 }
@@ -223,7 +223,7 @@ replicate() {
           left=$(( end - $(date +%s) ))
           [ "$left" -gt 60 ] || { echo "[lane $index] $row: not started ($left s left)"; break 2; }
           echo "[lane $index] $row: $left s left, MEMPLUGINS_CUDA_GRAPHS=$graphs"
-          MEMPLUGINS_CUDA_GRAPHS=$graphs "$PYTHON" benchmarks/replicate.py "$family" --rows "$row" \
+          MEMPLUGINS_CUDA_GRAPHS=$graphs "$PYTHON" benchmarks/replication/replicate.py "$family" --rows "$row" \
               --device "${REPLICATE_DEVICE:-cuda:0}" --threads 3 --minutes "$("$PYTHON" -c "print($left / 60)")" \
               --data "$ROOT/.gpudata" --runs "$runs" --results "$results" ${options[@]+"${options[@]}"} 2>&1 \
               | grep -v "^|\|^###\|^$" | sed "s/^/[lane $index] /"
@@ -234,7 +234,7 @@ replicate() {
   done
   wait
   tail -n +$((before + 1)) "$results" > "$OUT/replication.jsonl"
-  "$PYTHON" benchmarks/carry_runs.py pack "$runs" "$OUT" --first "${firsts[@]}"
+  "$PYTHON" benchmarks/replication/carry_runs.py pack "$runs" "$OUT" --first "${firsts[@]}"
 }
 
 nan() {
@@ -264,10 +264,10 @@ nan() {
 races() {
   if [ -n "${RACES_BEFORE:-}" ]; then
     echo "### before: $RACES_BEFORE"
-    PYTHONPATH="$RACES_BEFORE:$PYTHONPATH" "$PYTHON" benchmarks/kernel_races.py --runs "${RACE_RUNS:-300}"
+    PYTHONPATH="$RACES_BEFORE:$PYTHONPATH" "$PYTHON" benchmarks/speed/kernel_races.py --runs "${RACE_RUNS:-300}"
     echo "### this tree"
   fi
-  "$PYTHON" benchmarks/kernel_races.py --runs "${RACE_RUNS:-300}" --ir-dir /tmp/memplugins-ir
+  "$PYTHON" benchmarks/speed/kernel_races.py --runs "${RACE_RUNS:-300}" --ir-dir /tmp/memplugins-ir
   (cd /tmp/memplugins-ir 2>/dev/null && tar -czf "$OUT/ir.tar.gz" .)
 }
 

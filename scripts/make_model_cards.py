@@ -2,20 +2,22 @@
 Writes `memplugins/modelcards/<config>.json`, one model card per shipped config, in allennlp-models' `ModelCard`
 format (`allennlp.common.model_card`): what the model is, its paper, task, data, the metric we measured and where,
 intended use, and known deviations (the config's header, which states them). The measured figures come from
-`benchmarks/replication.jsonl` (the protocol runs) when the config has one, else from `docs/results.md`'s
-budget-limited rows named below. Run it after a config, a row of results or a figure changes:
+`benchmarks/replication/results.jsonl` as `benchmarks/replication/render.py` summarises them (the rows that
+`verdicts.json` shows for the config, else the config's row with the most seeds), else from the budget-limited runs
+of earlier sessions named below. Run it after a config or a result changes (a test fails while a card is stale):
 
     .venv/bin/python scripts/make_model_cards.py
 """
 import json
+import statistics
 import sys
 from pathlib import Path
 
-from memplugins.cli import config_header  # (importing memplugins gives the configs' variables their defaults)
+from memplugins.cli import config_header, config_summary  # (importing memplugins gives the configs' variables their defaults)
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from replicate import alongside, choose, figure, protocol, protocol_label  # noqa: E402  (benchmarks/ is not a package)
+sys.path.insert(0, str(ROOT / "benchmarks" / "replication"))
+import render  # noqa: E402  (benchmarks/ is not a package)
 
 PAPERS = {
     "lstmn": ("Long Short-Term Memory-Networks for Machine Reading", "Cheng, Dong and Lapata", "EMNLP 2016",
@@ -47,7 +49,7 @@ DATA = {
     "sst": ("Stanford Sentiment Treebank (PTB-format trees)", "https://nlp.stanford.edu/sentiment/",
             "sentiment_analysis", "accuracy (sentence level)", "SST_TRAIN / SST_VALIDATION: trees/{train,dev}.txt"),
     "ptb": ("Penn Treebank (Mikolov's LM version)", "https://www.fit.vutbr.cz/~imikolov/rnnlm/",
-            "language_modeling", "perplexity (token-weighted: benchmarks/ptb_token_perplexity.py)",
+            "language_modeling", "perplexity (token-weighted: benchmarks/replication/ptb_token_perplexity.py)",
             "PTB_TRAIN / PTB_VALIDATION: ptb.{train,valid}.txt"),
     "wikiqa": ("WikiQA", "https://www.microsoft.com/en-us/download/details.aspx?id=52419", "answer_selection",
                "MAP and MRR over questions with a correct answer", "WIKIQA_TRAIN / WIKIQA_VALIDATION"),
@@ -59,35 +61,42 @@ DATA = {
 
 # budget-limited figures measured in earlier sessions (docs/results.md), for configs without a protocol row yet
 MEASURED = {
-    "snli_rte_conditional": "SNLI test accuracy 0.5880 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_rte_attention": "SNLI test accuracy 0.5856 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_rte_word_by_word": "SNLI test accuracy 0.5864 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_rte_two_way": "SNLI test accuracy 0.5889 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_rte_shared": "SNLI test accuracy 0.5761 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_lstmn_no_fusion": "SNLI test accuracy 0.6006 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_lstmn_shallow_fusion": "SNLI test accuracy 0.6184 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_lstmn_deep_fusion": "SNLI test accuracy 0.6180 (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
-    "snli_nse": "SNLI test accuracy 0.5576 (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
-    "snli_mma_nse": "SNLI test accuracy 0.5686 (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
-    "snli_mma_nse_attention": "SNLI test accuracy 0.5615 (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
-    "sst5_tree_lstm": "SST fine-grained test accuracy 0.4837 (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
-    "sst2_tree_lstm": "SST binary test accuracy 0.8534 (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
-    "sst5_tree_rnn": "SST fine-grained test accuracy 0.4529 (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
-    "sst2_iram_vanilla": "SST binary test accuracy 0.7913 (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
-    "sst2_iram_full": "SST binary test accuracy 0.7781 (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
-    "sst5_iram_full": "SST fine-grained test accuracy 0.4054 (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
-    "sst2_bilstm_baseline": "SST binary test accuracy 0.7825 (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
-    "sst2_nse": "SST binary test accuracy 0.7319 (12 minutes of training, GloVe 6B 50d)",
-    "sst5_nse": "SST fine-grained test accuracy 0.3577 (12 minutes of training, GloVe 6B 50d)",
-    "sst_lstmn": "SST fine-grained / binary test accuracy 0.4104 / 0.8034 (sentences, 3 epochs, GloVe 6B 50d)",
-    "wikiqa_mma_nse_attention": "WikiQA test MAP 0.4891, MRR 0.4922 (3,200 training pairs, GloVe 6B 50d)",
+    "snli_rte_conditional": "SNLI test accuracy 58.8 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_rte_attention": "SNLI test accuracy 58.6 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_rte_word_by_word": "SNLI test accuracy 58.6 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_rte_two_way": "SNLI test accuracy 58.9 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_rte_shared": "SNLI test accuracy 57.6 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_lstmn_no_fusion": "SNLI test accuracy 60.1 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_lstmn_shallow_fusion": "SNLI test accuracy 61.8 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_lstmn_deep_fusion": "SNLI test accuracy 61.8 % (trained on SNLI dev, 10 epochs, GloVe 6B 50d)",
+    "snli_nse": "SNLI test accuracy 55.8 % (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
+    "snli_mma_nse": "SNLI test accuracy 56.9 % (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
+    "snli_mma_nse_attention": "SNLI test accuracy 56.1 % (trained on SNLI dev for 10 minutes, GloVe 6B 50d)",
+    "sst5_tree_lstm": "SST fine-grained test accuracy 48.4 % (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
+    "sst2_tree_lstm": "SST binary test accuracy 85.3 % (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
+    "sst5_tree_rnn": "SST fine-grained test accuracy 45.3 % (best-dev of 3 seeds, 12 epochs, GloVe 6B 50d)",
+    "sst2_iram_vanilla": "SST binary test accuracy 79.1 % (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
+    "sst2_iram_full": "SST binary test accuracy 77.8 % (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
+    "sst5_iram_full": "SST fine-grained test accuracy 40.5 % (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
+    "sst2_bilstm_baseline": "SST binary test accuracy 78.2 % (sentences only, 6 epochs, h = 150, GloVe 6B 50d)",
+    "sst2_nse": "SST binary test accuracy 73.2 % (12 minutes of training, GloVe 6B 50d)",
+    "sst5_nse": "SST fine-grained test accuracy 35.8 % (12 minutes of training, GloVe 6B 50d)",
+    "sst_lstmn": "SST fine-grained / binary test accuracy 41.0 % / 80.3 % (sentences, 3 epochs, GloVe 6B 50d)",
+    "wikiqa_mma_nse_attention": "WikiQA test MAP 48.9 %, MRR 49.2 % (3,200 training pairs, GloVe 6B 50d)",
     "iwslt14_nse_nse": "IWSLT14 test BLEU 2.91 (trained on the 6,969 valid pairs, 12 epochs, 128 units)",
     "iwslt14_nse_lstm": "IWSLT14 test BLEU 2.86 (trained on the 6,969 valid pairs, 12 epochs, 128 units)",
     "iwslt14_lstm_lstm": "IWSLT14 test BLEU 2.49 (trained on the 6,969 valid pairs, 12 epochs, 128 units)",
     "ptb_lstmn_lm": "PTB test perplexity 567.0 after 25 minutes of training (1.7 epochs; the 20-epoch protocol run: "
-                    "benchmarks/replicate.py ptb_lm)",
+                    "benchmarks/replication/replicate.py ptb_lm)",
 }
-NOT_MEASURED = {"yelp13": "not measured: the Yelp 2013 / IMDB corpora are not available here"}
+NOT_MEASURED = {
+    "snli_tree_lstm": "No test figure yet: no replication row trains the tree LSTM on SNLI. The config trains, "
+                      "evaluates and predicts on the shipped sample (tests/configs).",
+    "sst2_iram_full_char_cnn": "No test figure yet: the character-CNN variant has no replication row; sst2_iram_full, "
+                               "the same model without it, has (its model card, docs/results.md).",
+    "yelp13": "No accuracy measured: the Yelp 2013 and IMDB corpora are not obtainable offline here. The "
+                           "config trains, evaluates and predicts on the shipped sample (tests/configs).",
+}
 
 
 def family(name: str) -> str:
@@ -104,27 +113,38 @@ def model_type(path: Path) -> str:
     return Params.from_file(str(path))["model"]["type"]
 
 
+def measured_rows(name: str, results: list, verdicts: dict) -> list:
+    """The rows of our results for config `name`: those `verdicts.json` shows (its headline), else the config's row
+    with the most seeds; each as its seeds of one protocol (render.seeds_of)."""
+    ours = [result for result in results if Path(result["config"]).stem == name and result["system"] == "ours"]
+    if not ours:
+        return []
+    shown = [(family, setting["ours"]) for family, verdict in verdicts.items() for setting in verdict["headline"]
+             if setting["ours"] in {result["row"] for result in ours}]
+    if not shown:
+        counts: dict = {}
+        for result in ours:
+            counts[result["row"]] = counts.get(result["row"], 0) + 1
+        row = max(counts, key=lambda key: (counts[key], key))
+        shown = [(next(result["family"] for result in ours if result["row"] == row), row)]
+    return [(verdicts.get(family), render.seeds_of(results, family, row)) for family, row in shown]
+
+
 def protocol_result(name: str):
-    results = ROOT / "benchmarks" / "replication.jsonl"
-    if not results.exists():
-        return None
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    rows = [row for row in rows if Path(row["config"]).stem == name and row["system"] == "ours"]
-    by_row: dict = {}
-    for row in rows:  # a row's seeds together: the best-dev seed is the result (the papers' best-of-seeds)
-        by_row.setdefault(protocol(row), []).append(row)  # as benchmarks/replicate.py's tables group them
-    return "; ".join(_protocol_line(seeds) for seeds in by_row.values()) or None
-
-
-def _protocol_line(seeds: list) -> str:
-    best = choose(seeds)  # the best-dev seed, as replicate.py's tables pick it
-    shown = figure(best["value"]) + alongside(best.get("also", {}))  # e.g. WikiQA's MRR beside its MAP
-    if len(seeds) > 1:
-        shown += f" (best-dev of {len(seeds)} seeds: {' / '.join(figure(row['value']) for row in seeds)})"
-    # no paper figure: e.g. a paper's baseline it gives no number for
-    paper = "" if best["paper"] is None else f"paper {best['paper']}{alongside(best.get('also_paper', {}))}; "
-    return (f"{protocol_label(best)}: test {best['metric']} {shown} ({paper}{best['data']}; "
-            f"{best['device']}, {best['date']})")
+    results = render.read_results()
+    verdicts = json.loads(render.VERDICTS.read_text(encoding="utf-8"))
+    lines = []
+    for verdict, seeds in measured_rows(name, results, verdicts):
+        figures = render.Figures(verdict["format"] if verdict else {"scale": 1, "digits": 4})
+        unit = " %" if figures.scale == 100 and seeds[0]["metric"] == "accuracy" else ""
+        values = [result["value"] for result in seeds]
+        spread = (f"the best-dev pick of {len(seeds)} seeds; their mean {figures(statistics.mean(values))} ± "
+                  f"{figures(statistics.stdev(values))}" if len(seeds) > 1 else "one seed")
+        also = render.pick(seeds).get("also") or {}
+        extra = "".join(f", {metric} {figures(value)}" for metric, value in also.items())
+        lines.append(f"{seeds[-1]['label']}: test {seeds[0]['metric']} {figures(render.pick(seeds)['value'])}{unit}"
+                     f"{extra} ({spread}; paper {figures.paper(seeds)}); {seeds[-1]['data']}")
+    return "; ".join(lines) or None
 
 
 def card(path: Path) -> dict:
@@ -141,7 +161,7 @@ def card(path: Path) -> dict:
         "task_id": task,
         "model_details": {
             "description": description,
-            "short_description": description.split(". ")[0] + ".",
+            "short_description": config_summary(path),
             "developed_by": authors,
             "contributed_by": "memplugins",
             "date": "2026-11-23",
@@ -166,8 +186,8 @@ def card(path: Path) -> dict:
         "training_data": {"dataset": {"name": dataset, "url": dataset_url, "processed_url": None},
                           "motivation": None, "preprocessing": variables},
         "quantitative_analyses": {
-            "unitary_results": (measured + " -- docs/results.md has the protocol, the command and the paper's "
-                                "figure") if measured else NOT_MEASURED.get(name.split("_")[0], "not measured yet"),
+            "unitary_results": (measured + ". docs/results.md has the protocol and the command that "
+                                "reproduces it.") if measured else NOT_MEASURED.get(name, NOT_MEASURED.get(name.split("_")[0])),
             "intersectional_results": None,
         },
         "model_ethical_considerations": {"ethical_considerations": None},

@@ -167,15 +167,15 @@ def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
 @pytest.mark.parametrize("case", ["tape read", "lstmn layer", "recency lstmn layer", "mma-nse encoder", "tree lstm"])
 def test_triton_kernels_are_repeatable_at_training_sizes(case):
     """The Triton kernels at training sizes, run 50 times on the same inputs, give the same bits every time and no
-    inf or NaN (benchmarks/kernel_races.py, whose scores sit near -90). Until 2026-11-26 the tape read and the NSE
+    inf or NaN (benchmarks/speed/kernel_races.py, whose scores sit near -90). Until 2026-11-26 the tape read and the NSE
     read stored over values other warps of the program still had to load: on an H200 every one of 1,000 runs of
     the tape read differed from the first and held inf, and every one of 300 runs of the MMA-NSE encoder differed
-    (docs/results.md, "NaN on the GPU")."""
+    (docs/research/ptb_lm.md, "NaN on the GPU")."""
     import sys
 
     from tests.conftest import REPO_ROOT
 
-    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "speed"))
     import kernel_races
 
     [(name, make)] = [(name, make) for name, make in kernel_races.CASES.items() if name.startswith(case)]

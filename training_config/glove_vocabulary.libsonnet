@@ -3,7 +3,7 @@
 // 100000). Without the GloVe words, a test or user word that training and validation lack maps to @@UNKNOWN@@,
 // whose row was drawn at random and is never trained (no training token maps to it): 986 of the 1,821 binary SST
 // test sentences hold such a word, none of the dev sentences does, and test accuracy moved by up to 8.7 points
-// with that random row alone (docs/results.md, "SST test words"). With them, dev and test words are treated alike:
+// with that random row alone (docs/research/sst.md, "SST test words"). With them, dev and test words are treated alike:
 // each keeps its GloVe row, as the papers' GloVe-initialised vocabularies do. A word GloVe lacks too still maps to
 // @@UNKNOWN@@, whose row zero_unknown_row.libsonnet sets to zero. Rows of words no training token
 // reaches stay as GloVe has them while the table is fixed, or tuned but outside the optimizer's L2 (our SST

@@ -56,7 +56,7 @@ function(encoder, decoder_net, lr) {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     // fused: the same update as one kernel per parameter, several times faster than torch's default loop
-    // (memplugins.compat.optimizer_options; benchmarks/optimizer_step.py)
+    // (memplugins.compat.optimizer_options; benchmarks/speed/optimizer_step.py)
     optimizer: { type: 'adam', lr: lr, weight_decay: 0.00003, fused: true },
     validation_metric: '+BLEU',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

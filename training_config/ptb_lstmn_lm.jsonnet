@@ -10,10 +10,10 @@
 // The update: Torch LM code of the time (the paper's) backpropagates the NLL summed over a sentence's tokens and
 // averaged over the batch; allennlp-models' language_model averages over the tokens, which makes every gradient
 // L times smaller (L: the mean tokens per sentence, 22.1 on PTB train with </S>). At lr 0.65 on the token mean, a
-// run learns about L times slower (measured: valid perplexity 431 after 3 epochs, benchmarks/replicate.py).
+// run learns about L times slower (measured: valid perplexity 431 after 3 epochs, benchmarks/replication/replicate.py).
 // So the same update is taken in AllenNLP's convention: lr 0.65 L and the clipping norm 5 / L
 // (clip(g / L, 5 / L) * 0.65 L = clip(g, 5) * 0.65 for a sentence of L tokens).
-// Test perplexity: allennlp evaluate ARCHIVE ptb.test.txt (batch-averaged), or benchmarks/ptb_token_perplexity.py
+// Test perplexity: allennlp evaluate ARCHIVE ptb.test.txt (batch-averaged), or benchmarks/replication/ptb_token_perplexity.py
 // (the paper's token-weighted PPL).
 local layers = std.parseInt(std.extVar('LSTMN_LAYERS'));
 local tokens_per_sentence = 22.1;

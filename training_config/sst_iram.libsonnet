@@ -66,7 +66,7 @@ function(granularity, full, char_cnn=false) {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     // fused: the same update as one kernel per parameter, several times faster than torch's default loop
-    // (memplugins.compat.optimizer_options; benchmarks/optimizer_step.py)
+    // (memplugins.compat.optimizer_options; benchmarks/speed/optimizer_step.py)
     optimizer: { type: 'adam', lr: 0.0003, amsgrad: true, weight_decay: 0.00003, fused: true },
     grad_norm: 5.0,
     validation_metric: '+accuracy',

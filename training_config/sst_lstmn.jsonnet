@@ -15,7 +15,7 @@
 // size, so each of the ~17k rows a batch of 5 phrases does not touch moves by about lr (2e-3) towards 0 at every
 // step. That erased the GloVe vectors within a few hundred batches (median row norm 4.9 in GloVe 6B 50d, 0.09 after
 // 3 epochs), which the paper's GloVe initialisation does not describe; the paper does not say which weights its
-// constant regularises. Measured (docs/results.md, "sst_lstmn"): fine-grained dev +3-4 points over the first 3
+// constant regularises. Measured (docs/research/sst_lstmn.md): fine-grained dev +3-4 points over the first 3
 // epochs without it; binary test 82.5 without it, 84.2 with it (it regularised there), and under the GloVe
 // vocabulary 81.2 / 80.7 without it, 83.4 / 83.1 with it (seeds 1-2); fine-grained under the GloVe vocabulary
 // 43.3 (dev 42.3) without it, 41.1 (dev 41.6) with it (seed 1). So this config, which serves both granularities,
@@ -52,7 +52,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     // fused: the same update as one kernel per parameter, several times faster than torch's default loop
-    // (memplugins.compat.optimizer_options; benchmarks/optimizer_step.py)
+    // (memplugins.compat.optimizer_options; benchmarks/speed/optimizer_step.py)
     optimizer: {
       type: 'adam', lr: 0.002, betas: [0.9, 0.999], weight_decay: 0.0001, fused: true,
       parameter_groups: [[['^_text_field_embedder\\.'], { weight_decay: 0 }]],

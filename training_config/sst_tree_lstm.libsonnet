@@ -5,7 +5,7 @@
 // AdaGrad lr 0.05, L2 1e-3 (as weight decay), mini-batches of 5 sentences, no dropout, GloVe-initialised word
 // vectors that are fine-tuned (the paper: 100d; only 50d are shipped here). The L2 reaches the word vectors too, as
 // the paper's J(θ) says; under AdaGrad it shrinks the rows a batch does not use, and measured it helps: leaving the
-// table out of it cost fine-grained test accuracy 1.8 points on the mean of 10 seeds (docs/results.md).
+// table out of it cost fine-grained test accuracy 1.8 points on the mean of 10 seeds (docs/research/sst_tree_lstm.md).
 local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
 function(granularity, cell='tree_lstm') {
   dataset_reader: {
@@ -35,7 +35,7 @@ function(granularity, cell='tree_lstm') {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     // fused: the same update as one kernel per parameter, several times faster than torch's default loop
-    // (memplugins.compat.optimizer_options; benchmarks/optimizer_step.py)
+    // (memplugins.compat.optimizer_options; benchmarks/speed/optimizer_step.py)
     optimizer: { type: 'adagrad', lr: 0.05, weight_decay: 0.001, fused: true },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

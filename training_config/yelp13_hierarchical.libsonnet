@@ -38,7 +38,7 @@ function(document_encoder) {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],
     // fused: the same update as one kernel per parameter, several times faster than torch's default loop
-    // (memplugins.compat.optimizer_options; benchmarks/optimizer_step.py)
+    // (memplugins.compat.optimizer_options; benchmarks/speed/optimizer_step.py)
     optimizer: { type: 'adam', lr: 0.0003, weight_decay: 0.00001, fused: true },
     validation_metric: '+accuracy',
     num_epochs: std.parseInt(std.extVar('NUM_EPOCHS')),

@@ -40,9 +40,7 @@ class NseEncoder(Seq2SeqEncoder):
     returns an `NseOutput` with the final memory and the keys z_t, and which takes extra memories for MMA-NSE. The
     last `forward`'s `NseOutput` is also kept, detached, in `last_output` (for visualisation of z_t from any config;
     detached so that it never keeps a finished step's graph alive into the next step). `weights()` gives the weights
-    as plain tensors (`memplugins.modules.nse.weights.NseWeights`), for the literal reference.
-
-    A drop-in for `"lstm"`: it also takes `lstm`'s `num_layers` (the layers of both f_r and f_w, unless
+    as plain tensors (`memplugins.modules.nse.weights.NseWeights`), for the literal reference. A drop-in for `"lstm"`: it also takes `lstm`'s `num_layers` (the layers of both f_r and f_w, unless
     `num_read_layers` / `num_write_layers` are given) and `bidirectional`. The paper's NSE reads left to right;
     `bidirectional=True` (not in the paper; for configs written for a bidirectional `lstm`) adds a second,
     independent NSE of the same shape that reads each sequence right to left, and `forward` returns

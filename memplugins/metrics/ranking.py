@@ -18,7 +18,7 @@ class MapMrr(Metric):
     Candidates whose scores are exactly equal get the expectation of AP and RR over every order of the tie, all
     equally likely (McSherry and Najork 2008), so the figures depend on the scores alone, not on the order in which
     the candidates arrived. The order matters on WikiQA: its candidates come in the order of the Wikipedia summary,
-    and that order alone reaches test MAP .642 (`benchmarks/wikiqa_ranking.py`), so a model with constant scores,
+    and that order alone reaches test MAP .642 (`research/wikiqa_ranking.py`), so a model with constant scores,
     ranked in arrival order, would look about as good as a trained one (expected over orders it reads about .40).
     trec_eval, the standard WikiQA evaluator, breaks ties by descending document id instead. A trained model's
     continuous scores rarely tie (the MMA-NSE run's: within 5 of 243 test questions, whose MAP and MRR are the same
@@ -45,7 +45,7 @@ class MapMrr(Metric):
 
     def per_question(self) -> Dict[str, Tuple[float, float]]:
         """(AP, RR) of each question collected so far that has a correct candidate, by question id: the terms
-        `get_metric` averages (e.g. for a bootstrap over questions, `benchmarks/wikiqa_ranking.py`)."""
+        `get_metric` averages (e.g. for a bootstrap over questions, `research/wikiqa_ranking.py`)."""
         terms = {}
         for question_id, candidates in self._candidates.items():
             groups: Dict[float, List[int]] = {}  # score -> [candidates, correct ones], a group per distinct score

@@ -11,7 +11,7 @@ the uninterrupted run's too (`memplugins.training.exact_resume`, (g)).
 
 The deadline is `minutes` after training starts (each piece gets the same allowance) or the Unix time in the
 environment variable `MEMPLUGINS_TRAIN_DEADLINE`, whichever comes first. The variable lets a driver such as
-`benchmarks/replicate.py` give each piece a different allowance while the config, which `--recover` requires to be
+`benchmarks/replication/replicate.py` give each piece a different allowance while the config, which `--recover` requires to be
 unchanged, stays the same.
 """
 import logging

@@ -45,7 +45,7 @@ state holds no random-number state:
     `<serialization dir>/best.th` as that run named its directory). A serialization directory moved or copied
     elsewhere (a run carried back from a lent GPU, scratch to home) and recovered there kept pointing at the old
     directory: when no later epoch beat the recorded best, training ended by loading that path, which failed after
-    the whole run (FileNotFoundError, `benchmarks/carry_runs.py`'s first carried row, 2026-11-27) or, where the old
+    the whole run (FileNotFoundError, `benchmarks/replication/carry_runs.py`'s first carried row, 2026-11-27) or, where the old
     directory still existed, silently loaded the *other* run's best.th into this run's archive. AllenNLP only ever
     writes that file directly in the serialization directory, so on restore its name is re-rooted there.
 
@@ -53,13 +53,12 @@ Tests: `tests/training/exact_resume_test.py` (SIGKILL mid-epoch and during each 
 `tests/training/deadline_test.py` (stopped and resumed mid-epoch and across an epoch boundary; (h): a run copied to
 another directory and recovered there).
 """
-import io
 import json
 import logging
 import os
 import random
 import types
-from typing import Any, Dict, Optional
+from typing import Optional
 
 import numpy
 import torch
@@ -68,7 +67,6 @@ from allennlp.common.file_utils import hardlink_or_copy
 from allennlp.models import archival
 from allennlp.training import checkpointer, gradient_descent_trainer
 from allennlp.training import util as training_util
-from allennlp.training.metrics.metric import Metric
 
 from memplugins.compat.patching import patch
 
@@ -119,75 +117,9 @@ def set_random_state(state: dict) -> None:
     numpy.random.set_state((name, keys.numpy().astype(numpy.uint32), *rest))
 
 
-def model_metrics(model: torch.nn.Module) -> Dict[str, Metric]:
-    """(g): every `Metric` the model holds, by a path of submodule, attribute and container keys."""
-    found: Dict[str, Metric] = {}
-
-    def visit(value: Any, path: str, depth: int) -> None:
-        if isinstance(value, Metric):
-            found.setdefault(path, value)
-        elif depth < 3 and isinstance(value, dict):
-            for key, item in value.items():
-                visit(item, f"{path}[{key!r}]", depth + 1)
-        elif depth < 3 and isinstance(value, (list, tuple)):
-            for index, item in enumerate(value):
-                visit(item, f"{path}[{index}]", depth + 1)
-
-    for module_name, module in model.named_modules():
-        for attribute, value in vars(module).items():
-            if attribute not in ("_parameters", "_buffers", "_modules"):
-                visit(value, f"{module_name}.{attribute}" if module_name else attribute, 0)
-    return found
-
-
-def _weights_only_copy(payload: Any) -> Optional[Any]:
-    """`payload` saved and loaded back as a training state is (`torch.load(weights_only=True)`): that copy, or None
-    if the loading refuses it."""
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    buffer.seek(0)
-    try:
-        return torch.load(buffer, weights_only=True)
-    except Exception:  # torch's UnpicklingError, or whatever a custom class's reduction raises
-        return None
-
-
-def metric_states(model: torch.nn.Module) -> Optional[Dict[str, Dict[str, Any]]]:
-    """(g): a copy of every metric's attributes, or None (with a warning) if one would not load weights-only."""
-    states = {path: _weights_only_copy(vars(metric)) for path, metric in model_metrics(model).items()}
-    refused = [path for path, state in states.items() if state is None]
-    if refused:
-        logger.warning(
-            "The state of the metric(s) %s holds objects that torch.load(weights_only=True) refuses, so this "
-            "mid-epoch checkpoint does not carry the model's metrics: after a resume from it, the training metrics "
-            "of this epoch cover only the batches after the resume.", ", ".join(refused),
-        )
-        return None
-    return states
-
-
-def _on_device(value: Any, device: torch.device) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, dict):
-        return type(value)((key, _on_device(item, device)) for key, item in value.items())
-    if type(value) in (list, tuple):  # not a namedtuple, whose constructor takes fields
-        return type(value)(_on_device(item, device) for item in value)
-    return value
-
-
-def restore_metric_states(model: torch.nn.Module, states: Dict[str, Dict[str, Any]], device: torch.device) -> bool:
-    """(g): puts the carried states back into the model's metrics; False (nothing restored) if they do not match."""
-    metrics = model_metrics(model)
-    if set(metrics) != set(states):
-        logger.warning(
-            "The mid-epoch checkpoint carries states for the metrics %s, but the model holds %s: the training "
-            "metrics of the resumed epoch cover only the batches after the resume.", sorted(states), sorted(metrics),
-        )
-        return False
-    for path, metric in metrics.items():
-        vars(metric).update(_on_device(states[path], device))
-    return True
+from memplugins.training.metric_states import (  # noqa: E402,F401  (also importable from here)
+    metric_states, model_metrics, restore_metric_states,
+)
 
 
 class _EpochCarry:

@@ -1,4 +1,4 @@
-"""benchmarks/carry_runs.py and replicate.py's relocation: a run begun on one machine (a lent GPU) and carried to
+"""benchmarks/replication/carry_runs.py and replicate.py's relocation: a run begun on one machine (a lent GPU) and carried to
 another resumes there from its last completed epoch and ends where a run straight through ends."""
 import argparse
 import fcntl
@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
 import carry_runs  # noqa: E402
 import replicate  # noqa: E402
 
@@ -257,7 +257,7 @@ def test_a_run_carried_to_another_data_root_resumes_from_its_last_epoch_and_ends
     (tmp_path / "spec.json").write_text(json.dumps(SPEC))
 
     def replicate_call(runs, data, *arguments):
-        command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_lm", "--spec",
+        command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replication" / "replicate.py"), "tiny_lm", "--spec",
                    str(tmp_path / "spec.json"), "--runs", str(tmp_path / runs), "--data", str(tmp_path / data),
                    "--results", str(tmp_path / f"{runs}.jsonl"), *arguments]
         finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)

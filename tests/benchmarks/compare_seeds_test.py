@@ -1,4 +1,4 @@
-"""benchmarks/compare_seeds.py: the seeds' statistics, Welch's interval and the exact permutation test."""
+"""benchmarks/replication/compare_seeds.py: the seeds' statistics, Welch's interval and the exact permutation test."""
 import json
 import statistics
 import sys
@@ -8,7 +8,7 @@ from scipy import stats
 
 from tests.conftest import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
 import compare_seeds  # noqa: E402
 
 

@@ -71,8 +71,8 @@ def test_gpu_run_all_documents_every_phase_it_accepts_and_prepares_the_replicate
 
 
 def test_gpu_prepare_copies_every_data_file_of_the_rows_the_gpu_runs(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from replication_rows import FAMILIES
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks" / "replication"))
+    from rows import FAMILIES
     prepare = (ROOT / "scripts" / "gpu_prepare.sh").read_text()
     rows = {row.name: row for family in FAMILIES.values() for row in family}
     # the replicate phase's default lanes (read from the script), the rows of earlier leases, and the WikiQA row
@@ -132,12 +132,12 @@ def test_gpu_run_all_replicate_lanes_pass_their_options_to_each_row(tmp_path):
                                  "ptb_lm row_a row_b --seeds 2 3;sst_nse row_c")
     assert result.returncode == 0, result.stderr
     calls = log.read_text().splitlines()
-    replicate = sorted(call for call in calls if call.startswith("benchmarks/replicate.py"))
+    replicate = sorted(call for call in calls if call.startswith("benchmarks/replication/replicate.py"))
     assert [call.split()[1:4] for call in replicate] == [["ptb_lm", "--rows", "row_a"], ["ptb_lm", "--rows", "row_b"],
                                                          ["sst_nse", "--rows", "row_c"]]
     assert all(call.endswith("--seeds 2 3") for call in replicate[:2]) and "--seeds" not in replicate[2]
     # every lane's first row, in lane order, goes first into what comes back
-    assert [call for call in calls if call.startswith("benchmarks/carry_runs.py pack")][0].endswith(
+    assert [call for call in calls if call.startswith("benchmarks/replication/carry_runs.py pack")][0].endswith(
         "--first row_a row_c")
 
 
@@ -145,7 +145,7 @@ def test_a_later_replicate_call_returns_only_its_own_results(tmp_path):
     # a stand-in replicate.py that records one result per call in the --results file it is given; the lanes' results
     # stay beside the runs on the warm machine (replicate.py's `done` reads that file, so a second call skips what the
     # first finished), and each call returns only the lines it added
-    record = ('if [ "$1" = benchmarks/replicate.py ]; then row=$4; while [ $# -gt 0 ]; do\n'
+    record = ('if [ "$1" = benchmarks/replication/replicate.py ]; then row=$4; while [ $# -gt 0 ]; do\n'
               '  [ "$1" = --results ] && echo "{\\"row\\": \\"$row\\", \\"call\\": \\"$CALL\\"}" >> "$2"; shift\n'
               'done; fi\n')
     for call in ("1", "2"):

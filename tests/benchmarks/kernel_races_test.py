@@ -1,4 +1,4 @@
-"""benchmarks/kernel_races.py (run on a GPU by `scripts/gpu_run_all.sh races`): its cases run, here at small sizes
+"""benchmarks/speed/kernel_races.py (run on a GPU by `scripts/gpu_run_all.sh races`): its cases run, here at small sizes
 under Triton's interpreter (in a fresh process: Triton reads TRITON_INTERPRET when a kernel is defined), and the
 table says each is repeatable, finite and close to the torch path. The GPU regression test for the races themselves
 is `test_triton_kernels_are_repeatable_at_training_sizes` in tests/gpu_test.py."""
@@ -15,7 +15,7 @@ pytest.importorskip("triton")
 
 def test_the_cases_run_repeatably_and_match_the_torch_path():
     environment = {**os.environ, "TRITON_INTERPRET": "1", "MEMPLUGINS_TRITON": "1"}
-    result = subprocess.run([sys.executable, "benchmarks/kernel_races.py", "--device", "cpu", "--small",
+    result = subprocess.run([sys.executable, "benchmarks/speed/kernel_races.py", "--device", "cpu", "--small",
                              "--runs", "2"], cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

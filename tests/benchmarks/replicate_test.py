@@ -1,4 +1,4 @@
-"""benchmarks/replicate.py: a run stopped by --minutes and resumed gives the results of a run straight through."""
+"""benchmarks/replication/replicate.py: a run stopped by --minutes and resumed gives the results of a run straight through."""
 import datetime
 import json
 import os
@@ -23,7 +23,7 @@ SPEC = {
 
 
 def _replicate(tmp_path, runs: str, *arguments: str) -> str:
-    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replication" / "replicate.py"), "tiny_rte", "--spec",
                str(tmp_path / "spec.json"), "--runs", str(tmp_path / runs), "--results", str(tmp_path / f"{runs}.jsonl"),
                *arguments]
     finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
@@ -76,7 +76,7 @@ def test_pieces_give_the_straight_result(tmp_path):
 
 def test_training_time_counts_pieces_whose_process_was_killed(tmp_path, monkeypatch):
     # a piece killed with its session never reaches run.json: the logs still hold its epochs and its invocation
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks" / "replication"))
     import replicate
 
     (tmp_path / "train").mkdir()
@@ -94,11 +94,11 @@ def test_training_time_counts_pieces_whose_process_was_killed(tmp_path, monkeypa
 def test_slices_cut_line_ranges_once_and_name_a_short_source(tmp_path, monkeypatch):
     # SNLI and IWSLT rows train on part of a dev split and select on the rest: the two parts must be exactly the
     # stated lines, gzip or plain, and a source too short for its range must say so rather than train on less
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks" / "replication"))
     import dataclasses
     import gzip
     import replicate
-    from replication_rows import Row
+    from rows import Row
 
     data = tmp_path / "data"
     data.mkdir()
@@ -139,7 +139,7 @@ TABLE_RESULT = {"family": "sst", "row": "sst2_x", "system": "ours", "label": "x,
 
 
 def test_results_of_another_vocabulary_stay_apart():
-    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
     from replicate import table, vocabulary_of
 
     base = TABLE_RESULT
@@ -178,7 +178,7 @@ def test_a_run_trained_before_its_config_zeroed_the_unknown_row_is_evaluated_wit
 
 
 def test_results_with_another_unknown_row_stay_apart():
-    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
     from replicate import table, unknown_row_of
 
     base = {**TABLE_RESULT, "vocabulary": "glove"}
@@ -193,7 +193,7 @@ def test_results_with_another_unknown_row_stay_apart():
 
 
 def test_the_seeds_column_is_in_seed_order_whatever_order_they_finished_in():
-    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
     from replicate import table
 
     base = {**TABLE_RESULT, "vocabulary": "glove", "unknown_row": "zero"}
@@ -207,10 +207,10 @@ def test_the_seeds_column_is_in_seed_order_whatever_order_they_finished_in():
 def test_two_invocations_sharing_a_row_never_record_a_run_twice(tmp_path, monkeypatch):
     # one invocation per core may share rows: a run another process holds is skipped (its lock is held through
     # training and evaluation), and a run another process recorded after this one started is not evaluated again
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks" / "replication"))
     import fcntl
     import replicate
-    from replication_rows import Row
+    from rows import Row
 
     args = type("Args", (), dict(data=str(tmp_path), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),
                                  device="cpu", threads=1, minutes=None, until=None))
@@ -250,7 +250,7 @@ def test_a_stopped_invocation_stops_its_training_process(tmp_path):
     long = {**SPEC, "rows": [{**SPEC["rows"][0], "overrides": {**SPEC["rows"][0]["overrides"],
                                                                 "trainer.num_epochs": 100000}}]}
     (tmp_path / "spec.json").write_text(json.dumps(long))
-    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replication" / "replicate.py"), "tiny_rte", "--spec",
                str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "r.jsonl")]
     invocation = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -281,7 +281,7 @@ def test_a_stopped_invocation_stops_its_training_process(tmp_path):
 
 
 def test_until_is_the_next_occurrence_of_a_clock_time_and_the_earlier_deadline_wins(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks" / "replication"))
     from replicate import deadline_of
 
     now = datetime.datetime(2026, 11, 26, 9, 30, 15).timestamp()
@@ -300,7 +300,7 @@ def test_until_is_the_next_occurrence_of_a_clock_time_and_the_earlier_deadline_w
 
 def test_a_bad_until_is_refused_before_anything_trains(tmp_path):
     (tmp_path / "spec.json").write_text(json.dumps(SPEC))
-    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replication" / "replicate.py"), "tiny_rte", "--spec",
                str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--until", "25:00"]
     finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 2 and "--until 25:00: not a time of day" in finished.stderr
@@ -313,7 +313,7 @@ def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_pa
              "vectors_from": "tiny_rte",
              "overrides": {**source["overrides"], "model.text_field_embedder.token_embedders.tokens.trainable": False}}
     (tmp_path / "spec.json").write_text(json.dumps({"family": "tiny_rte", "rows": [source, fixed]}))
-    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replicate.py"), "tiny_rte", "--spec",
+    command = [sys.executable, str(REPO_ROOT / "benchmarks" / "replication" / "replicate.py"), "tiny_rte", "--spec",
                str(tmp_path / "spec.json"), "--runs", str(tmp_path / "runs"), "--results", str(tmp_path / "r.jsonl")]
     # its source not trained yet: refused, naming the row to train
     refused = subprocess.run([*command, "--rows", "tiny_rte_source_vectors"], cwd=REPO_ROOT, capture_output=True,
@@ -339,9 +339,9 @@ def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_pa
     assert initializer["weights_file_path"].endswith("tiny_rte-seed1/train/best.th")
 
     # a run whose vocabulary is not its source's is stopped: the copied rows would be other words'
-    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks" / "replication"))
     import replicate
-    from replication_rows import Row
+    from rows import Row
 
     monkeypatch.setitem(replicate.FAMILIES, "tiny_rte", [Row(family="tiny_rte", **row) for row in (source, fixed)])
     args = type("Args", (), dict(data=str(tmp_path), runs=str(tmp_path / "runs"), results=str(tmp_path / "r.jsonl"),

@@ -1,5 +1,5 @@
 """
-Every row of `benchmarks/replication_rows.py` builds: its config with the row's variables and `-o` overrides gives
+Every row of `benchmarks/replication/rows/` builds: its config with the row's variables and `-o` overrides gives
 a dataset reader, a model and an optimizer, on the configs' shipped fixtures in place of the row's data. A row that
 would fail only when a worker (or a lent GPU's few minutes) starts it, e.g. a misspelt constructor argument in an
 override, fails here.
@@ -21,8 +21,9 @@ from allennlp.training.optimizers import Optimizer
 from tests.conftest import REPO_ROOT
 from tests.config_models import build_config_model
 
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
-from replication_rows import FAMILIES, INSTRUMENTS, Row  # noqa: E402
+sys.path.insert(0, str(REPO_ROOT / "benchmarks" / "replication"))
+sys.path.insert(0, str(REPO_ROOT / "research"))  # the instruments some rows train
+from rows import FAMILIES, INSTRUMENTS, Row  # noqa: E402
 
 for _instrument in INSTRUMENTS:  # as replicate.py's commands `--include-package` them
     importlib.import_module(_instrument)
@@ -47,10 +48,17 @@ def _settings(row: Row) -> str:
     return json.dumps([row.config, variables, row.overrides], sort_keys=True, default=str)
 
 
-# rows that differ only in data, epochs or seeds build the same model once
+# rows that differ only in data, epochs or seeds build the same model once; the default run builds each family's
+# first row, `-m every_row` all of them
 CASES = {}
 for _row in ROWS:
     CASES.setdefault(_settings(_row), _row)
+FIRST_OF_FAMILY = {row.family: row.name for row in reversed(list(CASES.values()))}
+
+
+def _case(row: Row):
+    marks = [] if FIRST_OF_FAMILY[row.family] == row.name else [pytest.mark.every_row]
+    return pytest.param(row, id=row.name, marks=marks)
 
 
 def test_row_names_are_unique():
@@ -58,7 +66,7 @@ def test_row_names_are_unique():
     assert len(names) == len(set(names))
 
 
-@pytest.mark.parametrize("row", list(CASES.values()), ids=lambda row: row.name)
+@pytest.mark.parametrize("row", [_case(row) for row in CASES.values()])
 def test_every_row_builds_its_reader_model_and_optimizer(row: Row, monkeypatch):
     _set_variables(row, monkeypatch)
     overrides = json.dumps(row.overrides)
@@ -97,6 +105,7 @@ def _encoder_parameters(model) -> dict:
             if name.startswith("_premise_encoder.")}
 
 
+@pytest.mark.every_row
 def test_the_lstm_encoder_row_started_as_our_lstmn_has_its_initialisation(monkeypatch):
     # an initializer regex that matches no parameter is silently unused: check what each one reached
     _, built = _built_row("snli_decomposable_attention_lstm_encoder_lstmn_init", monkeypatch)
@@ -113,6 +122,7 @@ def test_the_lstm_encoder_row_started_as_our_lstmn_has_its_initialisation(monkey
     assert (lstm["_module.bias_hh_l0"][200:400] == 1).all() and lstm["_module.bias_hh_l0"].sum() == 200
 
 
+@pytest.mark.every_row
 def test_the_lstmn_encoder_row_started_as_torch_lstm_has_its_initialisation(monkeypatch):
     _, built = _built_row("snli_decomposable_attention_lstmn_encoder_lstm_init", monkeypatch)
     lstmn = _encoder_parameters(built.model)
@@ -129,6 +139,7 @@ def test_the_lstmn_encoder_row_started_as_torch_lstm_has_its_initialisation(monk
         assert torch.equal(lstmn[f"layers.0.{name}.weight"], _encoder_parameters(default.model)[f"layers.0.{name}.weight"])
 
 
+@pytest.mark.every_row
 def test_the_authors_eq4_row_holds_w_h_tilde_at_zero_through_adam_steps(monkeypatch):
     row, built = _built_row("snli_decomposable_attention_lstmn_encoder_authors_eq4", monkeypatch)
     params = Params.from_file(str(REPO_ROOT / row.config), json.dumps(row.overrides))
@@ -148,6 +159,7 @@ def test_the_authors_eq4_row_holds_w_h_tilde_at_zero_through_adam_steps(monkeypa
     assert not torch.equal(trained, before)
 
 
+@pytest.mark.every_row
 def test_the_lstmn_encoder_row_with_a_zero_forget_bias_keeps_the_lstmns_weights(monkeypatch):
     _, built = _built_row("snli_decomposable_attention_lstmn_encoder_zero_forget_bias", monkeypatch)
     _, default = _built_row("snli_decomposable_attention_lstmn_encoder", monkeypatch)
@@ -159,6 +171,7 @@ def test_the_lstmn_encoder_row_with_a_zero_forget_bias_keeps_the_lstmns_weights(
             assert torch.equal(zero[name], own[name]), name
 
 
+@pytest.mark.every_row
 def test_the_lstm_encoder_row_with_a_forget_bias_of_1_keeps_torchs_weights(monkeypatch):
     _, built = _built_row("snli_decomposable_attention_lstm_encoder_forget_bias_1", monkeypatch)
     _, default = _built_row("snli_decomposable_attention_lstm_encoder", monkeypatch)
@@ -169,6 +182,7 @@ def test_the_lstm_encoder_row_with_a_forget_bias_of_1_keeps_torchs_weights(monke
     assert own["_module.bias_ih_l0"].abs().max() > 0.9 / 200 ** 0.5  # torch's uniform start, not zero
 
 
+@pytest.mark.every_row
 def test_the_lstmn_model_row_with_a_zero_forget_bias_reaches_both_its_lstmns(monkeypatch):
     _, built = _built_row("snli_lstmn_deep_fusion_zero_forget_bias", monkeypatch)
     _, default = _built_row("snli_lstmn_deep_fusion", monkeypatch)
@@ -180,6 +194,7 @@ def test_the_lstmn_model_row_with_a_zero_forget_bias_reaches_both_its_lstmns(mon
     assert sorted(changed) == ["_decoder.bias_hh", "_encoder.bias_hh"]  # the unknown row stays zero, the rest as is
 
 
+@pytest.mark.every_row
 def test_the_esim_row_with_lstmns_has_esims_start_in_all_four_of_them(monkeypatch):
     # ESIM's initializer regexes name LSTM parameters; the row relies on them reaching every LSTMN's eq. 7 weights
     _, built = _built_row("snli_esim_lstmn_encoders", monkeypatch)
@@ -207,7 +222,7 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
                                      "--include-package", "word_aligned_decomposable_attention"]
     assert row.overrides["model.type"] == "decomposable_attention_aligned_on_words"
     assert include_packages(replace(row, packages=[])) == ["--include-package", "memplugins"]
-    with pytest.raises(ValueError, match=r"packages \['os'\] are not among replication_rows.INSTRUMENTS"):
+    with pytest.raises(ValueError, match=r"packages \['os'\] are not among rows.INSTRUMENTS"):
         include_packages(replace(row, packages=["os"]))
 
 
@@ -215,6 +230,7 @@ def test_a_row_that_trains_an_instrument_includes_its_module_in_train_and_evalua
 @pytest.mark.parametrize("alignment_input", ["normalised_words_and_states", "position_erased_states",
                                              "principal_direction_erased_states",
                                              "position_free_principal_direction_erased_states"])
+@pytest.mark.every_row
 def test_the_evened_and_position_erased_rows_keep_their_rows_encoder(encoder, alignment_input, monkeypatch):
     row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_{alignment_input}_alignment", monkeypatch)
     _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
@@ -236,6 +252,7 @@ def test_the_evened_and_position_erased_rows_keep_their_rows_encoder(encoder, al
 
 
 @pytest.mark.parametrize("encoder", ["bilstm", "bilstmn"])
+@pytest.mark.every_row
 def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_the_word_vectors(encoder, monkeypatch):
     row, built = _built_row(f"snli_decomposable_attention_{encoder}_encoder_word_alignment", monkeypatch)
     _, reference = _built_row(f"snli_decomposable_attention_{encoder}_encoder", monkeypatch)
@@ -253,6 +270,7 @@ def test_the_bidirectional_word_aligned_rows_keep_their_rows_encoder_and_align_t
     ("sst5_lstmn_50_in_peer_settings", "sst5_basic_lstm_50_tuned_embeddings", True),
     ("sst2_lstmn_50_in_peer_settings_fixed_embeddings", "sst2_basic_lstm_50", False),
     ("sst2_lstmn_50_in_peer_settings_sentences", "sst2_basic_lstm_50_tuned_embeddings_sentences", True)])
+@pytest.mark.every_row
 def test_the_lstmn_in_the_peers_settings_differs_from_the_peer_in_its_encoder_alone(name, peer, tuned, monkeypatch):
     row, built = _built_row(name, monkeypatch)
     peer_row = _row(peer)
@@ -316,6 +334,7 @@ def _started_as_the_other(name: str, base: str, other: str, monkeypatch) -> tupl
     return (*encoders, built.model)
 
 
+@pytest.mark.every_row
 def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(monkeypatch):
     # an initializer regex that matches no parameter is silently unused: check what each one reached
     lstm, base, lstmn, model = _started_as_the_other("sst2_basic_lstm_50_tuned_embeddings_lstmn_init",
@@ -337,6 +356,7 @@ def test_the_peers_lstm_of_50_started_as_our_lstmn_has_its_start_in_both_layers(
     assert _unknown_row_is_zero(model)
 
 
+@pytest.mark.every_row
 def test_the_lstmn_in_the_peers_settings_started_as_torchs_lstm_has_its_start_in_both_layers(monkeypatch):
     lstmn, own, lstm, model = _started_as_the_other("sst2_lstmn_50_in_peer_settings_lstm_init",
                                                     "sst2_lstmn_50_in_peer_settings",
@@ -377,6 +397,7 @@ def _built_as_the_base_but_one_setting(name: str, base: str, key: str, changed, 
 
 
 @pytest.mark.parametrize("window, data", [(2, ""), (5, ""), (2, "_sentences")])
+@pytest.mark.every_row
 def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_the_window_alone(window, data,
                                                                                                   monkeypatch):
     row, model, added = _built_as_the_base_but_one_setting(
@@ -388,27 +409,19 @@ def test_the_windowed_lstmn_rows_differ_from_the_lstmn_in_the_peers_settings_in_
 
 
 @pytest.mark.parametrize("classes, start", [(2, 5.0), (2, 2.0), (5, 5.0)])
+@pytest.mark.every_row
 def test_the_recency_start_rows_differ_from_the_lstmn_in_the_peers_settings_in_beta_alone(classes, start,
                                                                                            monkeypatch):
     row, model, added = _built_as_the_base_but_one_setting(
         f"sst{classes}_lstmn_50_in_peer_settings_recency_start_{start:g}", f"sst{classes}_lstmn_50_in_peer_settings",
-        "seq2seq_encoder", {"type": "recency_lstmn", "recency_start": start}, monkeypatch)
-    assert row.packages == ["recency_lstmn"]
+        "seq2seq_encoder", {"recency_start": start}, monkeypatch)
+    assert row.packages == []  # recorded with the instrument recency_lstmn, which the lstmn's option replaced
     # the same start, draw for draw, and β at its start in both layers (no initializer regex reaches it)
     assert added == {f"_seq2seq_encoder.layers.{k}.recency_score" for k in (0, 1)}
     assert [layer.recency_score.item() for layer in model._seq2seq_encoder.layers] == [start, start]
 
 
-def test_the_shipped_recency_score_row_starts_as_the_instruments_row(monkeypatch):
-    # the instrument's row (tested above against the lstmn's) with the package's `lstmn` in the instrument's place
-    row, model, added = _built_as_the_base_but_one_setting(
-        "sst2_lstmn_50_in_peer_settings_recency_score_5", "sst2_lstmn_50_in_peer_settings_recency_start_5",
-        "seq2seq_encoder", {"type": "lstmn"}, monkeypatch)
-    assert row.packages == []  # the package's own `lstmn`, no instrument
-    assert added == set()  # the same parameters, β among them, drawn alike
-    assert [layer.recency_score.item() for layer in model._seq2seq_encoder.layers] == [5.0, 5.0]
-
-
+@pytest.mark.every_row
 def test_the_paper_settings_recency_row_differs_from_the_lstmn_row_in_its_recency_start_alone(monkeypatch):
     row, model, added = _built_as_the_base_but_one_setting(
         "sst2_lstmn_recency_start_5", "sst2_lstmn", "seq2seq_encoder", {"recency_start": 5.0}, monkeypatch)
@@ -416,17 +429,19 @@ def test_the_paper_settings_recency_row_differs_from_the_lstmn_row_in_its_recenc
     assert model._seq2seq_encoder.layers[0].recency_score.item() == 5.0
 
 
+@pytest.mark.every_row
 def test_the_snli_recency_row_differs_from_the_lstmn_encoder_row_in_beta_alone(monkeypatch):
     row, model, added = _built_as_the_base_but_one_setting(
         "snli_decomposable_attention_lstmn_encoder_recency_start_5", "snli_decomposable_attention_lstmn_encoder",
-        "premise_encoder", {"type": "recency_lstmn", "recency_start": 5.0}, monkeypatch)
-    assert row.packages == ["recency_lstmn"]
+        "premise_encoder", {"recency_start": 5.0}, monkeypatch)
+    assert row.packages == []  # recorded with the instrument recency_lstmn, which the lstmn's option replaced
     # the hypothesis is read by the premise's encoder, so its state holds β under both names
     assert added == {f"_{side}_encoder.layers.0.recency_score" for side in ("premise", "hypothesis")}
     assert model._hypothesis_encoder is model._premise_encoder
     assert model._premise_encoder.layers[0].recency_score.item() == 5.0
 
 
+@pytest.mark.every_row
 def test_the_deep_fusion_recency_row_differs_from_the_papers_snli_model_in_its_recency_start_alone(monkeypatch):
     row, model, added = _built_as_the_base_but_one_setting(
         "snli_lstmn_deep_fusion_recency_start_5", "snli_lstmn_deep_fusion", "recency_start", 5.0, monkeypatch)

@@ -1,7 +1,7 @@
 """
 Every config with GloVe vectors puts GLOVE_PATH's words into its vocabulary (training_config/glove_vocabulary.libsonnet),
 so that a dev, test or user word the training data lacks keeps its GloVe row instead of the random, never-trained
-@@UNKNOWN@@ row (docs/results.md, "SST test words"), and zeroes that row (training_config/zero_unknown_row.libsonnet)
+@@UNKNOWN@@ row (docs/research/sst.md, "SST test words"), and zeroes that row (training_config/zero_unknown_row.libsonnet)
 for the words GloVe lacks too.
 """
 import gzip
@@ -16,7 +16,7 @@ from tests.config_models import REPO_ROOT, build_config_model
 
 CONFIG_FILES = sorted(
     str(path.relative_to(REPO_ROOT))
-    for folder in ("training_config", "benchmarks/configs")
+    for folder in ("training_config", "benchmarks/replication/configs")
     for path in (REPO_ROOT / folder).glob("*.jsonnet")
 )
 
@@ -54,7 +54,7 @@ GLOVE_CONFIGS = [
 
 def test_the_glove_configs_are_found():
     assert "training_config/sst2_nse.jsonnet" in GLOVE_CONFIGS
-    assert "benchmarks/configs/sst_bcn.jsonnet" in GLOVE_CONFIGS
+    assert "benchmarks/replication/configs/sst_bcn.jsonnet" in GLOVE_CONFIGS
     assert len(GLOVE_CONFIGS) >= 25
 
 

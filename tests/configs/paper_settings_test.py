@@ -31,7 +31,7 @@ def batch_size(cfg: dict) -> int:
 @pytest.mark.parametrize("name", sorted(path.split("/")[-1][: -len(".jsonnet")] for path in CONFIGS))
 def test_every_adam_and_adagrad_config_uses_the_fused_update(name):
     """torch's default per-parameter loop cost as much as the model's forward and backward on the SST LSTMN
-    (benchmarks/optimizer_step.py); plain SGD (the PTB LM) is one pass either way."""
+    (benchmarks/speed/optimizer_step.py); plain SGD (the PTB LM) is one pass either way."""
     settings = config(name)["trainer"]["optimizer"]
     if settings["type"] in ("adam", "adamw", "adagrad"):
         assert settings.get("fused") is True, name

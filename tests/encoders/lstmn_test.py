@@ -3,12 +3,15 @@
 
 import pytest
 import torch
+
+from memplugins.modules.lstmn import LstmnLayer
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import LstmnEncoder
 from memplugins.modules.lstmn.reference import lstmn_reference
+from tests.helpers import padded, randomize
 
 
 def reference_encoder(encoder, x):
@@ -21,23 +24,11 @@ def reference_encoder(encoder, x):
     return layer_input, torch.stack(attention)
 
 
-def randomize(module, seed=0):
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for parameter in module.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
-    return module
-
-
 LENGTHS = [6, 3, 1, 5]
 
 
 def padded_batch(input_size=5, seed=1):
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(len(LENGTHS), max(LENGTHS), input_size, generator=generator)
-    mask = torch.arange(max(LENGTHS))[None, :] < torch.tensor(LENGTHS)[:, None]
-    x[~mask] = 55.0  # garbage in the padding must not leak
-    return x, mask
+    return padded(LENGTHS, input_size, seed, garbage=55.0)
 
 
 @pytest.mark.parametrize("num_layers, skip, recency_start", [(1, False, None), (2, False, None), (3, True, None),
@@ -151,9 +142,21 @@ def test_the_recency_score_is_opt_in_and_draws_nothing():
     assert held.layers[0].recency_score.item() == 5.0
 
 
-def test_beta_zero_is_eq_4_and_a_large_beta_is_torchs_lstm():
-    from tests.benchmarks.windowed_lstmn_test import lstm_with_eq7_weights
+def lstm_with_eq7_weights(layer: LstmnLayer) -> torch.nn.LSTM:
+    """torch's one-layer LSTM (float64) with LAYER's eq. 7 weights and biases."""
+    k = layer.hidden_size
+    lstm = torch.nn.LSTM(layer.input_size, k, batch_first=True).double()
+    # eq. 7's gates are [i; f; o; ĉ], torch's [i; f; ĉ (g); o]
+    order = torch.cat([torch.arange(0, 2 * k), torch.arange(3 * k, 4 * k), torch.arange(2 * k, 3 * k)])
+    with torch.no_grad():
+        lstm.weight_ih_l0.copy_(layer.weight_ih[order])
+        lstm.weight_hh_l0.copy_(layer.weight_hh[order])
+        lstm.bias_ih_l0.copy_(layer.bias_ih[order])
+        lstm.bias_hh_l0.copy_(layer.bias_hh[order])
+    return lstm
 
+
+def test_beta_zero_is_eq_4_and_a_large_beta_is_torchs_lstm():
     torch.manual_seed(4)
     plain = randomize(LstmnEncoder(5, 4, num_layers=2)).double()
     zero = LstmnEncoder(5, 4, num_layers=2, recency_start=0.0).double()

@@ -10,18 +10,10 @@ from allennlp.nn.util import masked_softmax
 from memplugins.encoders import NseEncoder
 from memplugins.modules.masked_lstm import run_masked_lstm
 from memplugins.modules.nse.reference import nse_reference
-from tests.modules.fast_path.cases import randomize
+from tests.helpers import padded, randomize
 
 LENGTHS = [5, 2, 1, 4]
 EXTRA_LENGTHS = [3, 6, 2, 1]
-
-
-def padded(lengths, size, seed, garbage=37.0):
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(len(lengths), max(lengths), size, generator=generator)
-    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
-    x[~mask] = garbage
-    return x, mask
 
 
 @pytest.mark.parametrize(

@@ -8,16 +8,13 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2SeqEncoder
 
 from memplugins.encoders import LstmnEncoder, SkipLstmEncoder
+from tests.helpers import padded
 
 LENGTHS = [6, 3, 1, 5]
 
 
 def padded_batch(input_size=5, seed=1):
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(len(LENGTHS), max(LENGTHS), input_size, generator=generator, dtype=torch.float64)
-    mask = torch.arange(max(LENGTHS))[None, :] < torch.tensor(LENGTHS)[:, None]
-    x[~mask] = 55.0  # garbage in the padding must not leak
-    return x, mask
+    return padded(LENGTHS, input_size, seed, dtype=torch.float64, garbage=55.0)
 
 
 def lstm_steps(lstm: torch.nn.LSTM, x: torch.Tensor) -> torch.Tensor:

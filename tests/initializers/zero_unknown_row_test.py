@@ -12,7 +12,7 @@ from memplugins.initializers.zero_unknown_row import TOKEN_TABLE, TOKEN_TABLE_RE
 from tests.config_models import build_config_model
 
 WITHOUT = json.dumps({"model.initializer": {"regexes": []}})
-TUNED_PEER = "benchmarks/configs/sst2_basic_classifier_lstm.jsonnet"
+TUNED_PEER = "benchmarks/replication/configs/sst2_basic_classifier_lstm.jsonnet"
 TUNED_PEER_TABLE = json.dumps({"model.text_field_embedder.token_embedders.tokens.trainable": True})
 
 

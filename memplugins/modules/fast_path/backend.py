@@ -8,7 +8,9 @@ Which implementation the fast paths run: one setting, read here and nowhere else
                                  CUDA graphs (`step_graphs`)
 
 Every level gives the same values as the literal references (the tests check each); they differ only in speed.
-Off CUDA, "triton" and "graphs" run exactly what "eager" runs. The default is `DEFAULT`. Two tuning knobs of the
+Off CUDA, "triton" and "graphs" run exactly what "eager" runs. The default is `DEFAULT`, "graphs": on CUDA the
+step loops are captured without a switch, and a capture that fails falls back to the eager loop with one logged
+warning that says why (`step_graphs`). Two tuning knobs of the
 graphs belong to the same setting: `MEMPLUGINS_CUDA_GRAPH_BUCKET` (lengths padded to a multiple of it, default 8)
 and `MEMPLUGINS_CUDA_GRAPH_CACHE` (graph pairs kept per fast path, default 64).
 
@@ -24,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 LEVELS = ("eager", "triton", "graphs")
-DEFAULT = "triton"
+DEFAULT = "graphs"
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,9 @@ def run_fast_path(function: Type[torch.autograd.Function], forward: Callable, *a
     if autocast_enabled():
         return in_float32_under_autocast(run_fast_path, function, forward, *args, graphs=graphs)
     if graphs is not None and graphs.applies(args):
-        return graphs(args, _needs_backward(args))
+        outputs = graphs(args, _needs_backward(args))
+        if outputs is not None:  # None: the capture failed, and was logged once; the eager loop runs
+            return outputs
     if _needs_backward(args):
         return function.apply(*args)
     return forward(*args, None)

@@ -2,7 +2,7 @@
 CUDA graphs over a fast path's whole step loop, forward and backward: the "graphs" backend (`backend.py`).
 
 Why: on a GPU our recurrences are bound by launches, not arithmetic. With the Triton kernels a step of the LSTMN is
-still about ten launches forward and ten backward (`benchmarks/launch_count.py`), and each costs the host a few
+still about ten launches forward and ten backward (`benchmarks/speed/launch_count.py`), and each costs the host a few
 microseconds of Python and driver work, about as long as the GPU work it starts. A CUDA graph records the launches of
 the whole loop once and replays them with one host call, so the host's cost no longer grows with T.
 
@@ -35,8 +35,12 @@ capture of each new key (about three eager calls). At most the backend's `graph_
 per fast path; the least recently used goes first. Not graphed: the tree LSTM (its launches follow each batch's tree
 shapes), anything off CUDA, calls under `torch.inference_mode` (`no_grad` is graphed), and calls made while another
 graph is being captured (the eager loop itself is capturable then, through `step_is_full`).
+
+The default backend: a capture that fails (an operation that cannot be captured, no memory for the graph's pool)
+is logged once with its reason, and that fast path runs its eager loop for the rest of the process.
 """
 import collections
+import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -45,6 +49,8 @@ from torch.utils import _pytree as pytree
 
 from memplugins.modules.fast_path import backend
 from memplugins.modules.fast_path.contract import first_order_backward
+
+logger = logging.getLogger(__name__)
 
 # tests: capture on the CPU by recording the function (module doc); never set in training
 SIMULATE_ON_CPU = False
@@ -98,6 +104,10 @@ def _clone_all(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
 
 def _tensors(tree: Any) -> List[torch.Tensor]:
     return [leaf for leaf in pytree.tree_leaves(tree) if isinstance(leaf, torch.Tensor)]
+
+
+class GraphCaptureError(RuntimeError):
+    """A loop that could not be captured (an unsupported operation, memory): the eager loop runs instead."""
 
 
 def _capture(function: Callable[[], Any], device: torch.device) -> Tuple[Callable[[], None], Any]:
@@ -158,16 +168,28 @@ class StepGraphs:
         self.length_dims = length_dims
         self.cache: "collections.OrderedDict[Any, _Entry]" = collections.OrderedDict()
         self.captures = 0  # graphs captured so far (forward and backward): for tests and benchmarks
+        self.failed: Optional[str] = None  # why a capture failed: the eager loop runs from then on
 
     def applies(self, args: Sequence[Any]) -> bool:
         # not under inference_mode: static buffers made there could not be written outside it later
-        if not enabled() or capturing() or torch.is_inference_mode_enabled():
+        if self.failed is not None or not enabled() or capturing() or torch.is_inference_mode_enabled():
             return False
         tensor = next(a for a in args if isinstance(a, torch.Tensor))
         return tensor.is_cuda or (SIMULATE_ON_CPU and tensor.device.type == "cpu")
 
-    def __call__(self, args: Sequence[Any], needs_backward: bool) -> Tuple[torch.Tensor, ...]:
-        entry, lengths = self._entry(args)
+    def __call__(self, args: Sequence[Any], needs_backward: bool) -> Optional[Tuple[torch.Tensor, ...]]:
+        """The loop's outputs through the graphs; None where a capture failed (the caller runs the eager loop, and
+        so does every later call: graphs are the default, so a setting they cannot capture must still train)."""
+        try:
+            entry, lengths = self._entry(args)
+            if needs_backward:
+                entry.capture_backward()  # now, in the forward, where a failure can still fall back
+        except GraphCaptureError as error:
+            self.failed = str(error)
+            self.cache.clear()
+            logger.warning("%s; this process runs the %s loop eagerly from now on (MEMPLUGINS_BACKEND=triton "
+                           "turns the graphs off without this warning)", error, self.name)
+            return None
         if needs_backward:
             return _GraphedLoop.apply(entry, lengths, *args)
         return entry.forward(args, lengths, keep_saved=False)[0]
@@ -238,12 +260,19 @@ class _Entry:
         try:
             replay, result = _capture(function, self.device)
         except Exception as error:
-            raise RuntimeError(
+            raise GraphCaptureError(
                 f"the graphs backend: capturing the {self.graphs.name} loop's {what} as a CUDA graph failed "
-                f"({type(error).__name__}: {error}); MEMPLUGINS_BACKEND=triton runs the eager loop"
+                f"({type(error).__name__}: {error})"
             ) from error
         self.graphs.captures += 1
         return replay, result
+
+    def capture_backward(self) -> None:
+        if self.replay_backward is None:
+            self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
+            self.replay_backward, self.static_input_grads = self._record(
+                lambda: self.graphs.backward(self.static_saved, tuple(self.static_grads)), "backward"
+            )
 
     @staticmethod
     def _load(statics: Sequence[Any], values: Sequence[Any], dims: Sequence[Dims],
@@ -282,11 +311,7 @@ class _Entry:
                  lengths: Optional[Dict[int, int]]) -> List[Optional[torch.Tensor]]:
         """saved_args: the call's arguments at `self.saved_args`; kept: what `forward` kept."""
         graphs = self.graphs
-        if self.replay_backward is None:
-            self.static_grads = [torch.zeros_like(o) for o in self.static_outputs]
-            self.replay_backward, self.static_input_grads = self._record(
-                lambda: graphs.backward(self.static_saved, tuple(self.static_grads)), "backward"
-            )
+        self.capture_backward()
         self._load([self.static_args[i] for i in self.saved_args], saved_args,
                    [self.arg_dims[i] for i in self.saved_args], lengths)
         _copy_all(self.kept, list(kept))

@@ -11,6 +11,8 @@ from memplugins.encoders import LstmnEncoder, NseEncoder, TreeLstmEncoder
 from memplugins.fields import BinaryTree, batch_trees
 from memplugins.modules import LstmnLayer, memory_read, memory_write
 from memplugins.readers import parse_sst_tree
+from tests import helpers
+from tests.helpers import randomize  # noqa: F401  (the cases' modules use it; importers take it from here)
 
 LENGTHS = [6, 3, 1, 5]
 EXTRA_LENGTHS = [4, 2, 3, 1]
@@ -22,22 +24,9 @@ TREES = [
 ]
 
 
-def randomize(module: torch.nn.Module, seed: int = 0, scale: float = 0.5) -> torch.nn.Module:
-    """Non-trivial gates and biases: every parameter drawn from N(0, scale²)."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for parameter in module.parameters():
-            parameter.copy_(torch.randn(parameter.shape, generator=generator, dtype=parameter.dtype) * scale)
-    return module
-
-
 def padded(lengths, size: int, seed: int, dtype=torch.float64, garbage: float = 37.0, device="cpu"):
-    """A right-padded batch `(B, max(lengths), size)` with garbage in the padding (which must not leak), and its mask."""
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(len(lengths), max(lengths), size, generator=generator, dtype=dtype)
-    mask = torch.arange(max(lengths))[None, :] < torch.tensor(lengths)[:, None]
-    x[~mask] = garbage
-    return x.to(device).requires_grad_(), mask.to(device)
+    """`tests.helpers.padded` in float64 with gradients: the fast-path comparisons' inputs."""
+    return helpers.padded(lengths, size, seed, dtype=dtype, garbage=garbage, requires_grad=True, device=device)
 
 
 def sst_trees() -> List[BinaryTree]:

@@ -28,6 +28,7 @@ def graphs(monkeypatch):
     for graph in GRAPHS.values():
         monkeypatch.setattr(graph, "cache", collections.OrderedDict())
         monkeypatch.setattr(graph, "captures", 0)
+        monkeypatch.setattr(graph, "failed", None)
     monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "1")
     yield lambda: monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "0")
 
@@ -170,13 +171,18 @@ def test_bfloat16_autocast_runs_the_graphs_in_float32(graphs, monkeypatch):
     assert_all_equal(grads, expected_grads)
 
 
-def test_off_without_the_variable_or_off_cuda(monkeypatch):
+def test_on_by_default_off_with_the_variable_and_off_cuda(monkeypatch):
+    from memplugins.modules.fast_path import backend
+
+    monkeypatch.delenv("MEMPLUGINS_CUDA_GRAPHS", raising=False)
+    monkeypatch.delenv("MEMPLUGINS_BACKEND", raising=False)
+    assert backend.current().level == "graphs" and step_graphs.enabled()
+    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "0")
+    assert backend.current().level == "triton" and not step_graphs.enabled()
+    monkeypatch.delenv("MEMPLUGINS_CUDA_GRAPHS")
     case = lstmn_case()
     monkeypatch.setattr(fast_lstmn._GRAPHS, "cache", collections.OrderedDict())
-    monkeypatch.delenv("MEMPLUGINS_CUDA_GRAPHS", raising=False)
-    loss_and_gradients(case)
-    monkeypatch.setenv("MEMPLUGINS_CUDA_GRAPHS", "1")  # on, but these are CPU tensors (no simulation)
-    loss_and_gradients(case)
+    loss_and_gradients(case)  # on by default, but these are CPU tensors (no simulation)
     assert not fast_lstmn._GRAPHS.cache
 
 
@@ -195,14 +201,25 @@ def test_inference_mode_runs_the_eager_loop(graphs, monkeypatch):
 
 
 @pytest.mark.parametrize("what", ["forward", "backward"])
-def test_a_failed_capture_names_the_switch(what, graphs, monkeypatch):
+def test_a_failed_capture_falls_back_to_the_eager_loop_with_one_warning(what, graphs, monkeypatch, caplog):
+    """Graphs are the default, so a loop they cannot capture must still train: the eager loop's values, one
+    warning that names the loop, the pass and the reason, and no further capture attempts."""
     def broken(*args):
         raise ValueError("not capturable")
 
+    case = lstmn_case()
+    expected, _, expected_grads = eager(monkeypatch, lambda: loss_and_gradients(case))
     monkeypatch.setattr(GRAPHS["lstmn"], what, broken)
-    with pytest.raises(RuntimeError, match=f"the graphs backend: capturing the lstmn loop's {what} as a CUDA "
-                                           "graph failed .ValueError: not capturable.; MEMPLUGINS_BACKEND=triton"):
-        loss_and_gradients(lstmn_case())
+    with caplog.at_level("WARNING", logger="memplugins.modules.fast_path.step_graphs"):
+        for _ in range(3):
+            got, _, grads = loss_and_gradients(case)
+            assert_all_equal(got, expected)
+            assert_all_equal(grads, expected_grads)
+    warnings = [record.getMessage() for record in caplog.records]
+    assert len(warnings) == 1, warnings
+    assert (f"capturing the lstmn loop's {what} as a CUDA graph failed (ValueError: not capturable)" in warnings[0]
+            and "runs the lstmn loop eagerly" in warnings[0] and "MEMPLUGINS_BACKEND=triton" in warnings[0])
+    assert GRAPHS["lstmn"].failed and not GRAPHS["lstmn"].cache
 
 
 def test_a_bad_bucket_size_is_refused_by_name(graphs, monkeypatch):
