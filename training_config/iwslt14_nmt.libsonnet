@@ -50,8 +50,8 @@ function(encoder, decoder_net, lr) {
       tensor_based_metric: { type: 'bleu' },
     },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 128, sorting_keys: ['source_tokens'] } },
-  validation_data_loader: { batch_size: 128 },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 128, sorting_keys: ['source_tokens'] } },
+  validation_data_loader: { type: 'tensorized', batch_size: 128 },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

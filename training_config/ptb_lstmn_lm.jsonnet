@@ -38,7 +38,7 @@ local tokens_per_sentence = 22.1;
     text_field_embedder: { token_embedders: { tokens: { type: 'embedding', embedding_dim: 150 } } },
     contextualizer: { type: 'lstmn', input_size: 150, hidden_size: 300, num_layers: layers, dropout: std.parseJson(std.extVar('LM_DROPOUT')) },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 40 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 40 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

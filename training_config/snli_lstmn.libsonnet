@@ -32,7 +32,7 @@ function(fusion, hidden_size=100) {
     },
     classifier_feedforward: { input_dim: 2 * hidden_size, num_layers: 1, hidden_dims: hidden_size, activations: 'relu', dropout: 0.2 },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -43,7 +43,7 @@ function(variant, hidden_size=300) {
     },
     classifier_feedforward: { input_dim: 4 * hidden_size, num_layers: 1, hidden_dims: 1024, activations: 'relu' },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 128 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 128 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -38,7 +38,7 @@ function(mode, two_way=false, shared_encoders=false, hidden_size=100) {
       },
     },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

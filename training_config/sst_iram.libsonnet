@@ -61,7 +61,7 @@ function(granularity, full, char_cnn=false) {
     maxout: { input_dim: 2 * hidden_size, num_layers: 2, output_dims: 200, pool_sizes: 4, dropout: 0.2 },
     dropout: 0.2,
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 32 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 32 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

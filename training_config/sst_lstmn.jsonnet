@@ -47,7 +47,7 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     feedforward: { input_dim: 168, num_layers: 1, hidden_dims: 168, activations: 'relu', dropout: 0.5 },
     dropout: 0.5,
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 5 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 5 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -35,7 +35,7 @@ function(granularity, mlp_units) {
     // vector, before the ReLU layer) is not in the paper and is left at 0.
     feedforward: { input_dim: 300, num_layers: 1, hidden_dims: mlp_units, activations: 'relu', dropout: 0.5 },
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 64 } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 64 } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

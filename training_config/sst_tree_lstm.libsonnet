@@ -29,8 +29,8 @@ function(granularity, cell='tree_lstm') {
     },
     encoder: { type: cell, input_dim: embedding_dim, hidden_dim: 50, activation: 'tanh' },
   },
-  data_loader: { batch_size: 5, shuffle: true },
-  validation_data_loader: { batch_size: 64 },
+  data_loader: { type: 'tensorized', batch_size: 5, shuffle: true },
+  validation_data_loader: { type: 'tensorized', batch_size: 64 },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -32,8 +32,8 @@ local embedding_dim = std.parseInt(std.extVar('EMBEDDING_DIM'));
     },
     classifier_feedforward: { input_dim: 2048, num_layers: 1, hidden_dims: 1024, activations: 'relu' },
   },
-  data_loader: { batch_size: 4, shuffle: true },
-  validation_data_loader: { batch_size: 32 },
+  data_loader: { type: 'tensorized', batch_size: 4, shuffle: true },
+  validation_data_loader: { type: 'tensorized', batch_size: 32 },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -33,7 +33,7 @@ function(document_encoder) {
     document_pooler: { type: 'cls_pooler', embedding_dim: hidden, cls_is_last_token: true },
     dropout: 0.2,
   },
-  data_loader: { batch_sampler: { type: 'bucket', batch_size: 32, sorting_keys: ['sentences'] } },
+  data_loader: { type: 'tensorized', batch_sampler: { type: 'bucket', batch_size: 32, sorting_keys: ['sentences'] } },
   trainer: {
     // training curves: `tensorboard --logdir SERIALIZATION_DIR/log`, or `memplugins plot-metrics SERIALIZATION_DIR`
     callbacks: [{ type: 'tensorboard', should_log_parameter_statistics: false }],

@@ -113,7 +113,14 @@ def test_cheng_sst_and_ptb():
 def test_munkhdalai_snli(name, variant):
     cfg = config(name)
     model = cfg["model"]
-    assert (model["variant"], model["hidden_size"], model["dropout"], model["compose"]) == (variant, 300, 0.3, "linear_wide")
+    # the NSEs as components: k = 300, dropout 0.3 in the read and write networks, the authors' wide linear compose
+    encoders = [model["premise_encoder"]] + ([model["hypothesis_encoder"]] if variant != "nse" else [])
+    assert "hypothesis_encoder" in model or variant == "nse"
+    for extra, encoder in enumerate(encoders):
+        assert (encoder["type"], encoder["hidden_size"], encoder["dropout"], encoder["num_extra_memories"]) == (
+            "nse", 300, 0.3, extra)
+        assert encoder["compose_activation"] == "linear" and encoder["compose_size"] == (2 + extra) * 300
+    assert model["premise_attention"] == (variant == "mma_nse_attention") and model["dropout"] == 0.3
     assert model["classifier_feedforward"]["hidden_dims"] == 1024 and model["classifier_feedforward"]["num_layers"] == 1
     assert optimizer(cfg) == {"type": "adam", "lr": 3e-4, "weight_decay": 3e-5} and batch_size(cfg) == 128
 

@@ -1,0 +1,3 @@
+from memplugins.data_loaders.tensorized import TensorizedDataLoader
+
+__all__ = ["TensorizedDataLoader"]
