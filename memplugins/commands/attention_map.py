@@ -4,7 +4,7 @@ model attended to for one input as a PNG heatmap, rows × columns labelled with 
 axis titles, the figure sized to the tokens.
 
     memplugins attention-map ARCHIVE INPUT --output-file map.png [--key KEY] [--line N] [--predictor NAME]
-        [--layer N] [--scale absolute|matrix|row]
+        [--layer N] [--scale row|matrix|absolute]
 
 INPUT is a JSON object (as `allennlp predict` takes) or a .jsonl file (`--line` picks the line, default 1). What
 can be drawn, by model:
@@ -20,9 +20,15 @@ can be drawn, by model:
   `<encoder>#<call>.attention` (LSTMN intra-attention; `--layer`) or `<encoder>#<call>.keys` (NSE), used by
   itself when the model's own prediction has none of the above.
 
-`--key` defaults to the first present. `--scale`: `absolute` (default: 0 to 1, so near-uniform weights look
-near-uniform), `matrix` (0 to the matrix's largest weight) or `row` (each row to its own largest). Drawn with
-matplotlib's Agg backend; nothing is downloaded.
+* a hierarchical model's sentence encoder: one map per sentence, `<encoder>#<call>.sentence<s>.keys` / `.attention`;
+* a `tree_lstm` inside any model (`tree_pair_classifier`, ...): `<encoder>#<call>.gates`, every phrase of the tree
+  (a row) against the mean of its two forget gates and two input gates (Le & Zuidema eq. 3-6): how much of each
+  child's memory and of each child's new content the phrase keeps, the tree LSTM's composition.
+
+`--key` defaults to the first present. `--scale`: `row` (default: each row to its own largest, so the structure of
+a lightly trained model's near-uniform weights shows), `matrix` (0 to the matrix's largest) or `absolute` (0 to 1).
+Titles name what is drawn in words (the encoder, the call, the layer), and SST's digit classes are named ("very
+negative" ... "very positive"). Drawn with matplotlib's Agg backend; nothing is downloaded.
 """
 import argparse
 import json
@@ -31,7 +37,10 @@ from typing import List, NamedTuple, Optional
 
 from allennlp.commands.subcommand import Subcommand
 
-SCALES = ("absolute", "matrix", "row")
+SCALES = ("row", "matrix", "absolute")
+# SST's classes, which its files write as digits
+SST_CLASSES = {2: ["negative", "positive"], 3: ["negative", "neutral", "positive"],
+               5: ["very negative", "negative", "neutral", "positive", "very positive"]}
 
 
 @Subcommand.register("attention-map")
@@ -46,7 +55,7 @@ class AttentionMap(Subcommand):
         subparser.add_argument("--line", type=int, default=1, help="the line of a .jsonl input (1-based)")
         subparser.add_argument("--predictor", default=None, help="predictor name (default: the model's)")
         subparser.add_argument("--layer", type=int, default=0, help="the layer of a multi-layer attention (LSTMN)")
-        subparser.add_argument("--scale", choices=SCALES, default="absolute", help="what the colours span")
+        subparser.add_argument("--scale", choices=SCALES, default="row", help="what the colours span")
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.set_defaults(func=run_attention_map)
         return subparser
@@ -78,6 +87,10 @@ def _internals(prediction: dict, layer: int) -> dict:
     """`encoder_internals` entries as `{key: Matrix}`; a layered attention gives its `layer`."""
     found = {}
     for entry, values in prediction.get("encoder_internals", {}).items():
+        if "gates" in values:
+            found[f"{entry}.gates"] = Matrix(f"{entry}.gates", values["gates"], list(map(str, values["phrases"])),
+                                             list(values["gate_names"]), "phrase (node)", "gate (mean over units)",
+                                             "gate value")
         for kind in ("attention", "keys"):
             if kind in values:
                 matrix = values[kind]
@@ -94,7 +107,7 @@ def _internals(prediction: dict, layer: int) -> dict:
 def _own_outputs(model, prediction: dict) -> dict:
     """The attention outputs of the model's own prediction, as `{key: Matrix}`."""
     found = {}
-    if "attention_columns" in prediction:  # iram_classifier
+    if "attention_columns" in prediction and prediction["attention"]:  # iram_classifier (T > 0 iterations)
         found["attention"] = Matrix("attention", prediction["attention"], list(map(str, prediction["attention_rows"])),
                                     list(map(str, prediction["attention_columns"])), "iteration", "token or summary")
     for name, axes in getattr(model, "attention_axes", {}).items():
@@ -110,9 +123,34 @@ def _own_outputs(model, prediction: dict) -> dict:
         phrases = [" ".join(tokens[start:end]) for start, end in prediction["node_spans"]]
         order = sorted(range(len(prediction["label_names"])), key=lambda i: prediction["label_names"][i])
         values = [[row[i] for i in order] for row in prediction["node_probs"]]
-        found["node_probs"] = Matrix("node_probs", values, phrases, [prediction["label_names"][i] for i in order],
-                                     "phrase (node)", "class", "probability")
+        names = class_names([prediction["label_names"][i] for i in order])
+        found["node_probs"] = Matrix("node_probs", values, phrases, names, "phrase (node)", "class", "probability")
     return found
+
+
+def class_names(labels: List[str]) -> List[str]:
+    """SST's digit labels in words (2, 3 or 5 classes, "0" lowest); other labels as they are."""
+    if all(label.isdigit() for label in labels) and sorted(map(int, labels)) == list(range(len(labels))) and \
+            len(labels) in SST_CLASSES:
+        return [SST_CLASSES[len(labels)][int(label)] for label in labels]
+    return labels
+
+
+def readable(key: str, layer: int = 0) -> str:
+    """A map's title in words: `_sentence_encoder#0.sentence1.keys` is "NSE memory keys z_t, sentence encoder,
+    sentence 2"."""
+    kinds = {"keys": "NSE memory keys z_t", "attention": f"LSTMN intra-attention, layer {layer + 1}",
+             "gates": "tree LSTM gates per phrase"}
+    if "#" not in key:
+        return {"node_probs": "class probabilities at every phrase",
+                "attention": "IRAM attention per iteration"}.get(key, key.replace("_", " "))
+    module, _, rest = key.partition("#")
+    call, *sentence, kind = rest.split(".")
+    where = module.strip("_").replace("_", " ").replace(".", " / ")
+    text = f"{kinds.get(kind, kind)}, {where}" + (f", call {int(call) + 1}" if call != "0" else "")
+    if sentence:
+        text += f", sentence {int(sentence[0][len('sentence'):]) + 1}"
+    return text
 
 
 def find_matrix(model, prediction: dict, key: Optional[str] = None, layer: int = 0) -> Matrix:
@@ -120,15 +158,16 @@ def find_matrix(model, prediction: dict, key: Optional[str] = None, layer: int =
     candidates = {**_own_outputs(model, prediction), **_internals(prediction, layer)}
     if key is None:
         if not candidates:
-            raise SystemExit(f"attention-map: {type(model).__name__}'s prediction has no attention output and no "
-                             "lstmn / nse encoder inside (a tree pair model composes by gates, not attention)")
+            raise SystemExit(f"attention-map: nothing to draw for {type(model).__name__}: its prediction has no "
+                             "attention output (an iram with num_iterations 0 has none) and it holds no lstmn, nse "
+                             "or tree_lstm encoder")
         return next(iter(candidates.values()))
     if key not in candidates:
         raise SystemExit(f"attention-map: no attention output {key!r}; available: {list(candidates)}")
     return candidates[key]
 
 
-def render(matrix: Matrix, output_file: str, title: str = "", scale: str = "absolute") -> None:
+def render(matrix: Matrix, output_file: str, title: str = "", scale: str = "row") -> None:
     """Writes the heatmap as a PNG: one cell per weight (white 0, dark blue high), a colour bar for the scale,
     tokens on both axes, sized so every label is legible."""
     import matplotlib
@@ -188,7 +227,10 @@ def run_attention_map(args: argparse.Namespace) -> None:
     prediction = attention_prediction(archive, args.predictor, read_input(args.input, args.line), args.key)
     matrix = find_matrix(archive.model, prediction, args.key, args.layer)
     label = prediction.get("label", "")
-    render(matrix, args.output_file, title=f"{matrix.key}" + (f" (prediction: {label})" if label else ""),
-           scale=args.scale)
+    vocabulary = list(archive.model.vocab.get_token_to_index_vocabulary("labels")) if isinstance(label, str) else []
+    if label in vocabulary:
+        label = dict(zip(vocabulary, class_names(vocabulary)))[label]
+    render(matrix, args.output_file, title=readable(matrix.key, args.layer) + (f" (prediction: {label})" if label
+                                                                                else ""), scale=args.scale)
     print(f"attention-map: wrote {matrix.key} ({len(matrix.rows)} x {len(matrix.columns)}) to {args.output_file}")
 

@@ -58,6 +58,31 @@ class BinaryTree:
             children.append((left, right))
         return cls(list(leaves), children)
 
+    def restricted_to(self, kept: List[int]) -> "BinaryTree":
+        """The tree over the leaves at positions `kept` (increasing): a node whose subtree lost every leaf goes, and
+        a node left with one child is replaced by it, so what remains keeps the parse's shape (an attacker that
+        deletes words, e.g. AllenNLP's InputReduction, needs a tree over the words that are left). A node that is
+        kept keeps its label."""
+        new_index = {old: new for new, old in enumerate(kept)}
+        n = len(self.leaves)
+        node: List[Optional[int]] = [new_index.get(i) for i in range(n)]
+        children: List[Tuple[int, int]] = []
+        labels = [self.labels[i] for i in kept] if self.labels is not None else None
+        for j, (left, right) in enumerate(self.children):
+            a, b = node[left], node[right]
+            if a is not None and b is not None:
+                children.append((a, b))
+                node.append(-len(children))  # provisional, renumbered below
+                if labels is not None:
+                    labels.append(self.labels[n + j])
+            else:
+                node.append(a if a is not None else b)
+        m = len(kept)
+        if labels is not None and m:
+            labels[-1] = self.labels[-1]  # the sentence's label stays at the root, whichever node that now is
+        renumber = lambda index: index if index >= 0 else m + (-index - 1)  # noqa: E731
+        return BinaryTree([self.leaves[i] for i in kept], [(renumber(a), renumber(b)) for a, b in children], labels)
+
     def spans(self) -> List[Tuple[int, int]]:
         """The leaf span `[start, end)` of every node, in node order."""
         n = len(self.leaves)

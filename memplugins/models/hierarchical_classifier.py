@@ -82,12 +82,20 @@ class HierarchicalClassifier(Model):
 
     def forward(  # type: ignore
         self,
-        sentences: TextFieldTensors,
+        sentences: Optional[TextFieldTensors] = None,
         label: Optional[torch.IntTensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
+        tokens: Optional[TextFieldTensors] = None,
+        sentence_index: Optional[torch.LongTensor] = None,
     ) -> Dict[str, Any]:
-        embedded = self._text_field_embedder(sentences, num_wrapping_dims=1)  # (B, S, W, d)
-        token_mask = get_text_field_mask(sentences, num_wrapping_dims=1)  # (B, S, W)
+        """`sentences` (the reader's: a list of sentences per document), or `tokens` with `sentence_index` (the
+        `document_rating` predictor's: the document's words in one sequence and each word's sentence, so that
+        AllenNLP's attackers, which edit one flat text field, reach the words); both give the same outputs."""
+        if tokens is not None:
+            embedded, token_mask = self._sentences_of(tokens, sentence_index)
+        else:
+            embedded = self._text_field_embedder(sentences, num_wrapping_dims=1)  # (B, S, W, d)
+            token_mask = get_text_field_mask(sentences, num_wrapping_dims=1)  # (B, S, W)
         batch_size, num_sentences, num_words, _ = embedded.size()
         sentence_mask = token_mask.any(-1)  # (B, S)
         # encode the real sentences only (padding sentences have no token for a pooler to take)
@@ -110,6 +118,24 @@ class HierarchicalClassifier(Model):
                 self._squared_error += float(((predicted - gold) ** 2).sum())
                 self._count += int(gold.numel())
         return output
+
+    def _sentences_of(self, tokens: TextFieldTensors, sentence_index: torch.LongTensor):
+        """The flat document as the sentences path's `(B, S, W, d)` embeddings and `(B, S, W)` mask: word n goes to
+        sentence `sentence_index[n]` (-1: padding), at its position among that sentence's words. The embedding runs
+        on the flat words (so an attacker's gradients are per word) and is scattered, differentiably."""
+        flat = self._text_field_embedder(tokens)  # (B, N, d)
+        index = sentence_index.long().masked_fill(~get_text_field_mask(tokens), -1)
+        real = index >= 0
+        num_sentences = int(index.max()) + 1 if bool(real.any()) else 1
+        same = (index.unsqueeze(-1) == torch.arange(num_sentences, device=index.device))  # (B, N, S)
+        position = (same.long().cumsum(1) * same).sum(-1) - 1  # each word's place in its sentence
+        num_words = int(position.max()) + 1 if bool(real.any()) else 1
+        rows, columns = real.nonzero(as_tuple=True)
+        where = (rows, index[rows, columns], position[rows, columns])
+        embedded = flat.new_zeros(flat.size(0), num_sentences, num_words, flat.size(-1)).index_put(
+            where, flat[rows, columns])
+        mask = real.new_zeros(flat.size(0), num_sentences, num_words).index_put(where, real[rows, columns])
+        return embedded, mask
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)

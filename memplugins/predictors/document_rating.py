@@ -1,15 +1,17 @@
-from typing import Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy
+import torch
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import LabelField
+from allennlp.data.fields import LabelField, MetadataField, TensorField, TextField
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from memplugins.predictors.bounded import BoundedOutputs
 from memplugins.predictors.inputs import InvalidInputError, input_text, input_texts
 from memplugins.predictors.internals import EncoderInternals
+from memplugins.predictors.tree_inputs import kept_positions
 
 
 @Predictor.register("document_rating")
@@ -20,6 +22,11 @@ class DocumentRatingPredictor(BoundedOutputs, Predictor):
     `{"sentences": ["...", "..."]}`. Output: `label` (the rating), `probs`, and in `encoder_internals` the document
     encoder's sentence-level internals when it is an NSE or LSTMN (`keys` / `attention`, one row and column per
     sentence; `tokens` are the sentence numbers "0".."n-1"), bounded by `max_internal_entries`.
+
+    The model is given the document as its words in one `tokens` field with each word's sentence
+    (`flat_document`; the same outputs as the reader's list of sentences), so AllenNLP's attackers work on it with
+    their default field name: `InputReduction(predictor).attack_from_json({"text": ...})` removes words, `Hotflip`
+    flips them; saliency is per word.
 
     Registered as a `Predictor` with name "document_rating".
 
@@ -48,6 +55,35 @@ class DocumentRatingPredictor(BoundedOutputs, Predictor):
         else:
             document = input_text(json_dict, ("text",), "document_rating")
         try:
-            return self._dataset_reader.text_to_instance(document)
+            instance = self._dataset_reader.text_to_instance(document)
         except ValueError as error:  # e.g. a text of sentence separators only
             raise InvalidInputError(f"document_rating: {error}") from None
+        return flat_document(instance)
+
+    def get_gradients(self, instances: List[Instance]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """As `Predictor.get_gradients`, after each word's sentence follows any words an attacker deleted."""
+        for instance in instances:
+            words = [token.text for token in instance["tokens"].tokens]
+            layout = instance["metadata"].metadata
+            kept = range(len(words)) if len(words) == len(layout["words"]) else kept_positions(layout["words"], words)
+            instance.fields["sentence_index"] = TensorField(
+                torch.tensor([layout["sentence_index"][k] for k in kept], dtype=torch.long), padding_value=-1)
+        return super().get_gradients(instances)
+
+
+def flat_document(instance: Instance) -> Instance:
+    """The reader's instance (a `ListField` of sentences) as the words of the document in one `tokens` field and
+    each word's sentence in `sentence_index`, which `hierarchical_classifier` takes in place of `sentences` with
+    the same outputs: AllenNLP's attackers edit one text field, by default the one named `tokens`, so the
+    hierarchical classifier is attacked on its words without a field name. The metadata keeps the words and their
+    sentences as they were, so that `get_gradients` can follow deletions."""
+    sentences = instance["sentences"].field_list
+    words = [token for sentence in sentences for token in sentence.tokens]
+    index = [number for number, sentence in enumerate(sentences) for _ in sentence.tokens]
+    metadata = dict(instance["metadata"].metadata, words=[token.text for token in words], sentence_index=index)
+    fields = {"tokens": TextField(words, sentences[0]._token_indexers),
+              "sentence_index": TensorField(torch.tensor(index, dtype=torch.long), padding_value=-1),
+              "metadata": MetadataField(metadata)}
+    if "label" in instance.fields:
+        fields["label"] = instance["label"]
+    return Instance(fields)

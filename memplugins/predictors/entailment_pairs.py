@@ -1,4 +1,5 @@
 import logging
+from typing import Any, Dict, List, Tuple
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
@@ -7,6 +8,7 @@ from allennlp_models.pair_classification.predictors.textual_entailment import Te
 
 from memplugins.predictors.bounded import BoundedOutputs
 from memplugins.predictors.inputs import InvalidInputError, input_text
+from memplugins.predictors.tree_inputs import match_trees_to_tokens
 
 # the inverse of the parse reader's unescaping, for tokens that would break a bracketed parse
 PTB_ESCAPE = {"(": "-LRB-", ")": "-RRB-"}
@@ -67,6 +69,14 @@ class EntailmentPairsPredictor(BoundedOutputs, TextualEntailmentPredictor):
             except ValueError as error:  # a malformed parse
                 raise InvalidInputError(f"entailment_pairs: {error}") from None
         return self._dataset_reader.text_to_instance(premise, hypothesis)
+
+    def get_gradients(self, instances: List[Instance]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """As `Predictor.get_gradients`; a tree model's parses first follow any words an attacker deleted
+        (`tree_inputs.match_trees_to_tokens`)."""
+        for instance in instances:
+            match_trees_to_tokens(instance, [("premise", "premise_tree"), ("hypothesis", "hypothesis_tree")],
+                                  self._model.vocab)
+        return super().get_gradients(instances)
 
     def _right_branching_parse(self, sentence: str) -> str:
         if not self._warned_no_parse:

@@ -1,12 +1,19 @@
 import contextlib
 from typing import Any, Dict, Iterator, List
 
+import torch
 from allennlp.data import Instance
-from allennlp.data.fields import TextField
+from allennlp.data.fields import ListField, TextField
 from allennlp.models import Model
 
 from memplugins.encoders.lstmn import LstmnEncoder
 from memplugins.encoders.nse import NseEncoder
+from memplugins.encoders.tree_lstm import TreeLstmEncoder
+from memplugins.fields.binary_tree_field import trees_of_batch
+from memplugins.modules.tree_lstm.layout import right_branching_trees
+from memplugins.modules.tree_lstm.reference import tree_lstm_gates
+
+GATE_NAMES = ("forget left", "forget right", "input left", "input right")
 
 
 class EncoderInternals:
@@ -17,20 +24,23 @@ class EncoderInternals:
 
     * `lstmn`: `attention`, the intra-attention `(layers, n, n)` (bidirectional: left-to-right layers, then
       right-to-left ones);
-    * `nse`: `keys`, z_t over the memory slots `(n, n)` (bidirectional: the left-to-right pass's).
+    * `nse`: `keys`, z_t over the memory slots `(n, n)` (bidirectional: the left-to-right pass's);
+    * `tree_lstm`: `gates`, each internal node's mean forget and input gates `(n - 1, 4)`, with `phrases` (the
+      words under each node) and `gate_names`.
 
     Each call of an encoder is one entry, named `<module path>#<call>` (esim encodes the premise, then the
     hypothesis, with one encoder: `_encoder#0`, `_encoder#1`), trimmed to that instance's n tokens, with
     `tokens`: the tokens of the instance's text field of that length, taken in field order (e.g. premise, then
-    hypothesis), or positions "0".."n-1" when no field matches. A call whose batch is not the instances' batch
-    (e.g. a hierarchical model's flattened sentences) is not reported.
+    hypothesis), or positions "0".."n-1" when no field matches. A call whose batch is every sentence of the
+    instances' `ListField`s of text (a hierarchical model's sentence encoder) gives one entry per sentence,
+    `<module path>#<call>.sentence<s>`; a call with any other batch is not reported.
     """
 
     def __init__(self, model: Model) -> None:
         self._encoders = [
             (name, module)
             for name, module in model.named_modules()
-            if isinstance(module, (LstmnEncoder, NseEncoder)) and not name.endswith("backward_encoder")
+            if isinstance(module, (LstmnEncoder, NseEncoder, TreeLstmEncoder)) and not name.endswith("backward_encoder")
         ]
 
     def __bool__(self) -> bool:
@@ -46,18 +56,36 @@ class EncoderInternals:
             def hook(module, args, kwargs, _output):
                 # `forward(inputs, mask)`: the mask positional or by name (basic_classifier passes `mask=`)
                 mask = args[1] if len(args) > 1 else kwargs.get("mask")
-                if mask is None or mask.size(0) != len(instances):
+                if mask is None:
+                    return
+                if isinstance(module, TreeLstmEncoder):
+                    tree = args[2] if len(args) > 2 else kwargs.get("tree")
+                    collect_gates(module, name, args[0], mask, tree, instances, calls, collected)
                     return
                 if isinstance(module, LstmnEncoder):
                     kind, values = "attention", module.last_attention  # (B, L, T, T)
                 else:
                     kind, values = "keys", module.last_output.keys  # (B, T, T)
                 call = calls.get(name, 0)
+                if mask.size(0) == len(instances):
+                    calls[name] = call + 1
+                    for i, instance in enumerate(instances):
+                        n = int(mask[i].sum())
+                        trimmed = values[i, ..., :n, :n].float().cpu().numpy()
+                        collected[i][f"{name}#{call}"] = {kind: trimmed,
+                                                          "tokens": _tokens_of_length(instance, n, call)}
+                    return
+                # a hierarchical model encodes every sentence of every document as one batch, in order
+                sentences = [(i, s, words) for i, instance in enumerate(instances)
+                             for s, words in enumerate(_sentences(instance))]
+                if len(sentences) != mask.size(0):
+                    return
                 calls[name] = call + 1
-                for i, instance in enumerate(instances):
-                    n = int(mask[i].sum())
-                    trimmed = values[i, ..., :n, :n].float().cpu().numpy()
-                    collected[i][f"{name}#{call}"] = {kind: trimmed, "tokens": _tokens_of_length(instance, n, call)}
+                for row, (i, s, words) in enumerate(sentences):
+                    n = int(mask[row].sum())
+                    collected[i][f"{name}#{call}.sentence{s}"] = {
+                        kind: values[row, ..., :n, :n].float().cpu().numpy(),
+                        "tokens": words if len(words) == n else [str(j) for j in range(n)]}
 
             return hook
 
@@ -68,6 +96,38 @@ class EncoderInternals:
         finally:
             for handle in handles:
                 handle.remove()
+
+
+def collect_gates(module, name: str, inputs, mask, tree, instances: List[Instance], calls: Dict[str, int],
+                  collected: List[Dict[str, Any]]) -> None:
+    """A tree LSTM's call: each internal node's mean gates (`tree_lstm_gates`), rows labelled with the phrase."""
+    if mask.size(0) != len(instances):
+        return
+    call = calls.get(name, 0)
+    calls[name] = call + 1
+    trees = trees_of_batch(mask, tree if tree is not None else right_branching_trees(mask))
+    with torch.no_grad():
+        leaves = module.leaves(inputs, mask)
+        for i, (instance, structure) in enumerate(zip(instances, trees)):
+            n = len(structure.leaves)
+            words = _tokens_of_length(instance, n, call)
+            gates = tree_lstm_gates(module.weights(), leaves[i, :n].float(), structure)
+            phrases = [" ".join(words[start:end]) for start, end in structure.spans()[n:]]
+            collected[i][f"{name}#{call}"] = {"gates": gates.cpu().numpy(), "tokens": words, "phrases": phrases,
+                                              "gate_names": list(GATE_NAMES)}
+
+
+def _sentences(instance: Instance) -> List[List[str]]:
+    """The sentences of the instance's list of text fields (the hierarchical reader's `sentences`), as tokens."""
+    for field in instance.fields.values():
+        if isinstance(field, ListField) and field.field_list and isinstance(field.field_list[0], TextField):
+            return [[token.text for token in sentence.tokens] for sentence in field.field_list if len(sentence)]
+    if "sentence_index" in instance.fields and "tokens" in instance.fields:  # `document_rating`'s flat document
+        sentences: Dict[int, List[str]] = {}
+        for token, number in zip(instance["tokens"].tokens, instance["sentence_index"].tensor.tolist()):
+            sentences.setdefault(number, []).append(token.text)
+        return [sentences[number] for number in sorted(sentences)]
+    return []
 
 
 def _tokens_of_length(instance: Instance, n: int, call: int) -> List[str]:

@@ -9,6 +9,7 @@ from allennlp.predictors.text_classifier import TextClassifierPredictor
 
 from memplugins.fields.binary_tree_field import BinaryTree, BinaryTreeField
 from memplugins.predictors.bounded import NotesTruncation
+from memplugins.predictors.tree_inputs import match_trees_to_tokens
 from memplugins.predictors.inputs import InvalidInputError, JsonObjectLines, input_text
 
 
@@ -57,22 +58,12 @@ class SentenceClassifierPredictor(NotesTruncation, JsonObjectLines, TextClassifi
         return super().get_gradients(instances)
 
     def _match_tree_to_tokens(self, instance: Instance) -> None:
-        """InputReduction deletes tokens from `tokens` and leaves the tree; a tree model then gets a tree over the
-        remaining tokens: right-branching, the tree of a plain sentence (a parse cannot keep its shape without a
-        word), keeping the root's label."""
-        if "tree" not in instance.fields or len(instance["tokens"]) == len(instance["tree"].tree.leaves):
-            return
-        old = instance["tree"].tree
-        words = [token.text for token in instance["tokens"].tokens]
-        tree = BinaryTree.right_branching(words)
-        if old.labels is not None:
-            tree.labels = [None] * (2 * len(words) - 2) + old.labels[-1:]
-        field = BinaryTreeField(tree)
-        if instance.indexed:
-            field.index(self._model.vocab)
-        instance.fields["tree"] = field
-        if "metadata" in instance.fields:
-            instance["metadata"].metadata.update(tokens=words, tree=tree)
+        """InputReduction deletes tokens from `tokens` and leaves the tree: the tree becomes the parse restricted to
+        the remaining words (`tree_inputs`), keeping the root's label."""
+        match_trees_to_tokens(instance, [("tokens", "tree")], self._model.vocab)
+        if "metadata" in instance.fields and "tree" in instance.fields:
+            tree = instance["tree"].tree
+            instance["metadata"].metadata.update(tokens=list(tree.leaves), tree=tree)
 
     def predictions_to_labeled_instances(self, instance: Instance, outputs: Dict[str, numpy.ndarray]) -> List[Instance]:
         if "tree" not in instance.fields:

@@ -1,5 +1,5 @@
 import math
-from typing import Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy
 
@@ -8,6 +8,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
+from allennlp.nn import util as nn_util
 from allennlp.predictors.predictor import Predictor
 from allennlp_models.lm.models.language_model import LanguageModel
 
@@ -49,6 +50,28 @@ class SentencePerplexityPredictor(NotesTruncation, JsonObjectLines, Predictor):
         """For AllenNLP's interpreters: a language model's target is its input (each next token), so the instance
         itself; the saliency is that of the sentence's likelihood."""
         return [instance]
+
+    def get_gradients(self, instances: List[Instance]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """As `Predictor.get_gradients`. An attacker that deletes words (InputReduction) reaches a one-token
+        sentence, which has no next token to predict: the loss is a constant there, and its gradient with respect
+        to every word is zero, which is what this returns (AllenNLP's would fail on a loss without a graph)."""
+        captured: List[torch.Tensor] = []
+        handle = nn_util.find_embedding_layer(self._model).register_forward_hook(
+            lambda module, inputs, output: captured.append(output))
+        forward = self._model.forward
+
+        def forward_with_a_differentiable_loss(**inputs):
+            outputs = forward(**inputs)
+            if not outputs["loss"].requires_grad and captured:
+                outputs["loss"] = outputs["loss"] + 0.0 * captured[-1].sum()
+            return outputs
+
+        self._model.forward = forward_with_a_differentiable_loss
+        try:
+            return super().get_gradients(instances)
+        finally:
+            del self._model.forward  # the instance attribute: the class's forward again
+            handle.remove()
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         instance = self._dataset_reader.text_to_instance(input_text(json_dict, ("sentence",), "sentence_perplexity"))

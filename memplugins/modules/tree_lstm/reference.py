@@ -24,6 +24,18 @@ def leaf_state(weights, word: torch.Tensor) -> torch.Tensor:
 def tree_lstm_reference(weights, words: torch.Tensor, tree: BinaryTree) -> List[torch.Tensor]:
     """words `(n, d_w)` for the tree's leaves (after a leaf LSTM, if the encoder has one); returns every node's
     output vector in node order, the leaves' as `leaf_state` gives them."""
+    return _reference(weights, words, tree)[0]
+
+
+def tree_lstm_gates(weights, words: torch.Tensor, tree: BinaryTree) -> torch.Tensor:
+    """`(n - 1, 4)`: each internal node's gates averaged over the units, in node order: f1 and f2 (how much of the
+    left and the right child's memory it keeps, eq. 4) and i1 and i2 (how much of each child's new content it
+    takes, eq. 3). What `attention-map` draws for a tree LSTM."""
+    gates = _reference(weights, words, tree)[1]
+    return torch.stack(gates) if gates else words.new_zeros(0, 4)
+
+
+def _reference(weights, words: torch.Tensor, tree: BinaryTree) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
     g = G[weights.activation]
     n = len(tree.leaves)
     d = weights.output_peephole.size(0)
@@ -48,10 +60,13 @@ def tree_lstm_reference(weights, words: torch.Tensor, tree: BinaryTree) -> List[
         f2 = torch.sigmoid(wy["f1"] @ y + wx["f2"] @ x + peep["cf1"] @ c_y + peep["cf2"] @ c_x + b_f)
         c_p = f1 * c_x + f2 * c_y + g((wx["c1"] @ x) * i1 + (wy["c2"] @ y) * i2 + b_c)
         o = torch.sigmoid(wx["o1"] @ x + wy["o2"] @ y + w_co @ c_p + b_o)
+        gates[index - n] = torch.stack([f1.mean(), f2.mean(), i1.mean(), i2.mean()])
         return o * g(c_p), c_p, False
 
+    gates: Dict[int, torch.Tensor] = {}
     states = [leaf_state(weights, words[i]) for i in range(n)]
-    return states + [node(n + j)[0] for j in range(len(tree.children))]
+    outputs = states + [node(n + j)[0] for j in range(len(tree.children))]
+    return outputs, [gates[j] for j in range(len(tree.children))]
 
 
 def tree_lstm_reference_batch(weights, leaves: torch.Tensor, mask: torch.BoolTensor,
