@@ -20,3 +20,10 @@ def test_readme_lists_every_shipped_config():
     readme = (REPO_ROOT / "README.md").read_text()
     missing = [p.name for p in (REPO_ROOT / "training_config").glob("*.jsonnet") if p.name not in readme]
     assert not missing, missing
+
+
+def test_readme_is_a_map_of_at_most_250_lines_without_investigation_prose():
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for word in ("p-value", "p 0.", "Welch", "seed 1", "seeds 1"):
+        assert word not in readme, word

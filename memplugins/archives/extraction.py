@@ -15,7 +15,6 @@ A refusal is an `ArchiveError` naming the archive and the member; the caller rem
 (`load_archive` does). The defaults are sized for real archives (a 300d SNLI model with its vocabulary is a few
 hundred MB, a dozen members) and can be raised per call or by environment variable (`ArchiveLimits.from_env`).
 """
-import bz2
 import gzip
 import lzma
 import os
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from typing import IO, Optional
 
 from allennlp.common.checks import ConfigurationError
+
+from memplugins.readers.errors import open_decompressed
 
 GIB = 1024 ** 3
 #: environment variables that raise (or lower) the limits for every archive opened in the process
@@ -103,18 +104,6 @@ class _CountingReader:
         return data
 
 
-def _decompressed(archive_file: str) -> IO[bytes]:
-    with open(archive_file, "rb") as probe:
-        magic = probe.read(10)
-    if magic[:2] == b"\x1f\x8b":
-        return gzip.open(archive_file, "rb")
-    if magic[:3] == b"BZh" and magic[4:10] == b"1AY&SY":
-        return bz2.open(archive_file, "rb")
-    if magic[:6] == b"\xfd7zXZ\x00":
-        return lzma.open(archive_file, "rb")
-    return open(archive_file, "rb")
-
-
 def _check_member(member: tarfile.TarInfo, archive_file: str, root: str) -> None:
     name = member.name
     if os.path.isabs(name) or name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
@@ -155,7 +144,7 @@ def safe_extract(archive_file: str, directory: str, limits: Optional[ArchiveLimi
     root = os.path.realpath(directory)
     members = written = 0
     try:
-        with _decompressed(archive_file) as raw:
+        with open_decompressed(archive_file) as raw:  # gzip, bzip2, xz or plain, by magic
             counted = _CountingReader(raw, limits.max_total_bytes, archive_file, limits)
             with tarfile.open(fileobj=counted, mode="r|") as archive:  # a stream: headers read as they come
                 for member in archive:

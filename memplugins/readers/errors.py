@@ -16,7 +16,7 @@ class MalformedInputError(ValueError):
         self.reason = reason
 
 
-def _open_binary(file_path: str) -> IO[bytes]:
+def open_decompressed(file_path: str) -> IO[bytes]:
     """The file's bytes, decompressed when its first bytes are gzip's, bzip2's or xz's (not judged by the name)."""
     with open(file_path, "rb") as probe:
         magic = probe.read(10)
@@ -45,7 +45,7 @@ def numbered_lines(file_path: str, display_name: Optional[str] = None) -> Iterat
     """
     name = display_name or file_path
     try:
-        binary = _open_binary(file_path)
+        binary = open_decompressed(file_path)
     except IsADirectoryError:
         raise MalformedInputError(name, 0, "is a directory; give the path of a data file") from None
     with binary:
