@@ -9,10 +9,10 @@
 #     encoders    benchmarks/speed/encoders.py: float32, float16 and bfloat16 autocast at B=32 T=40 d=300; B=128; T=80;
 #                 lstmn and nse with and without their Triton kernels, and as CUDA graphs (the "(graphs)" rows)
 #     tree        benchmarks/speed/tree_lstm.py on SST train batches, d=300 and d=50, float32 and float16 autocast
-#     throughput  benchmarks/speed/train_throughput.py --cuda-device 0 on the SNLI dev pairs, AMP off and on, with the
-#                 data loader's own time beside each epoch
-#     graphs      the same for our two configs and esim with MEMPLUGINS_CUDA_GRAPHS=1 (the step loops as CUDA
-#                 graphs), two epochs, the second reported (the first captures the graphs), with the captures counted
+#     throughput  benchmarks/speed/train_throughput.py --cuda-device 0 on the SNLI dev pairs, default settings (CUDA
+#                 graphs on), AMP off and on, two epochs (the second reported), the data loader's own time beside
+#                 each epoch: every config on AllenNLP's multiprocess loader, then on memplugins' tensorized one
+#     graphs      our two configs and esim with MEMPLUGINS_CUDA_GRAPHS=1 set explicitly, with the captures counted
 #     workers     the throughput phase's four configs with two data loader worker processes (how much the
 #                 single-process data pipeline bounds each)
 #     families    every model family trained on CUDA by `allennlp train` (too long for one call: FAMILIES_FILTER,
@@ -182,8 +182,12 @@ tree() {
 }
 
 throughput() {
-  "$PYTHON" benchmarks/speed/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both --loader \
-      --only snli_mma_nse snli_lstmn_deep_fusion "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
+  # the default settings (graphs on), first every config on AllenNLP's loader, then on memplugins' tensorized one
+  for loader in multiprocess tensorized; do
+    "$PYTHON" benchmarks/speed/train_throughput.py --data "$ROOT/.gpudata" --task snli --cuda-device 0 --amp both \
+        --loader --epochs 2 --data-loader "$loader" --only snli_mma_nse snli_lstmn_deep_fusion \
+        "esim (allennlp-models)" "decomposable_attention (allennlp-models)"
+  done
 }
 
 graphs() {

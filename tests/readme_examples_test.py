@@ -127,3 +127,12 @@ def test_an_override_that_replaces_a_whole_block_names_the_keys_it_drops():
     assert replaced_blocks(config, {"trainer.num_epochs": 1}) == []
     assert train_config_and_overrides(["train", "-s", "out", "snli_rte_attention.jsonnet", "-o", "{}"]) == (
         "snli_rte_attention.jsonnet", "{}")
+
+
+def test_a_whole_block_override_of_a_shipped_config_is_logged_with_the_keys_it_drops(tmp_path):
+    result = subprocess.run([str(BIN / "memplugins"), "train", "snli_rte_attention", "-s", str(tmp_path / "out"),
+                             "-o", '{"trainer": {"num_epochs": 1}}', "--dry-run"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    warning = next(line for line in result.stderr.splitlines() if "replaces the whole 'trainer' block" in line)
+    assert "optimizer" in warning and "validation_metric" in warning and '"trainer.' in warning

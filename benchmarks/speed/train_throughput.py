@@ -22,7 +22,9 @@ data pipeline bounds is seen beside the model's.
         [--cuda-device 0 --amp both|on|off] [--only snli_nse esim ...] [--conditions quiet busy]
 
 `--conditions busy` trains while a second single-thread process competes for the machine (`benchmarks/speed/load.py`).
-`--num-workers N` sets every config's `data_loader.num_workers` (AllenNLP's multi-process loading; our readers
+`--data-loader multiprocess|tensorized` puts every config on AllenNLP's loader or on memplugins' (which the
+shipped configs name), to compare the two on the same models. `--num-workers N` sets every config's
+`data_loader.num_workers` (AllenNLP's multi-process loading; our readers
 shard by worker), to see how much of an epoch the single-process data pipeline bounds.
 `--epochs N` trains N epochs and reports the last one (what a long run sees once the first epoch's one-time work,
 such as capturing CUDA graphs under `MEMPLUGINS_CUDA_GRAPHS=1`, is done); with graphs on, a column counts the graphs
@@ -86,6 +88,8 @@ def training_params(config: str, args, amp: bool):
     set_batch_size(params, args.batch_size)
     if args.num_workers:
         params["data_loader"]["num_workers"] = args.num_workers
+    if args.data_loader:  # every config on one loader: AllenNLP's own, or memplugins' (the shipped configs')
+        params["data_loader"]["type"] = args.data_loader
     if params["dataset_reader"].get("use_subtrees"):  # the same sentences for every config
         params["dataset_reader"]["use_subtrees"] = False
     return params
@@ -153,6 +157,8 @@ def main() -> None:
     parser.add_argument("--loader", action="store_true", help="also time the data loader alone (see above)")
     parser.add_argument("--epochs", type=int, default=1, help="train this many epochs, report the last (see above)")
     parser.add_argument("--num-workers", type=int, default=0, help="data loader worker processes (see above)")
+    parser.add_argument("--data-loader", choices=["multiprocess", "tensorized"],
+                        help="every config's data loader type (default: each config's own; ours use tensorized)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     snli = data / "snli" / "snli_1.0_dev.jsonl.gz"
