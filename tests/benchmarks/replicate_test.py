@@ -154,6 +154,7 @@ def test_results_of_another_vocabulary_stay_apart():
     assert vocabulary_of({"vocabulary": {"type": "from_instances"}}) == vocabulary_of({}) == "train+dev"
 
 
+@pytest.mark.slow  # about 45 s of training: opt-in (`-m slow`), the default run stays under 10 minutes
 def test_a_run_trained_before_its_config_zeroed_the_unknown_row_is_evaluated_with_it_zeroed(tmp_path):
     from memplugins.initializers.zero_unknown_row import TOKEN_TABLE_REGEX
 
@@ -307,6 +308,7 @@ def test_a_bad_until_is_refused_before_anything_trains(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow  # about 45 s of training: opt-in (`-m slow`), the default run stays under 10 minutes
 def test_a_row_starts_from_the_table_another_run_tuned_and_keeps_it_fixed(tmp_path, monkeypatch):
     source = SPEC["rows"][0]
     fixed = {**source, "name": "tiny_rte_source_vectors", "label": "rte_attention, the table tiny_rte tuned, fixed",
