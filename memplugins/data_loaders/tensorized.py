@@ -9,6 +9,7 @@ from allennlp.data.data_loaders.data_loader import DataLoader, TensorDict
 from allennlp.data.data_loaders.multiprocess_data_loader import MultiProcessDataLoader
 from allennlp.data.fields import Field, LabelField, SequenceLabelField, TensorField, TextField
 from allennlp.data.instance import Instance
+from allennlp.data.samplers import BucketBatchSampler
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenCharactersIndexer
 from allennlp.data.vocabulary import Vocabulary
 from allennlp.nn import util as nn_util
@@ -29,7 +30,8 @@ class TensorizedDataLoader(MultiProcessDataLoader):
     reading is cached), each epoch still re-computes every instance's padding lengths and padded tensors field by
     field in Python (`Batch.as_tensor_dict`), then walks every batch, metadata strings included, to move it to the
     device. Here each instance's fields become unpadded tensors the first time the instance is batched; a batch is
-    then its instances' cached tensors padded with torch (zeros, or a `TensorField`'s `padding_value`) and stacked.
+    then its instances' cached tensors padded with torch (zeros, or a `TensorField`'s `padding_value`) and stacked,
+    and the `bucket` sampler's lengths are cached too (the same noise draws and order: `_bucket_batches`).
     Fields whose padding is not plain zeros (a transformer indexer's pad id, `ListField`, `MetadataField`, our
     `BinaryTreeField`, any other) are batched exactly as AllenNLP batches them, from the cached padding lengths.
 
@@ -61,11 +63,18 @@ class TensorizedDataLoader(MultiProcessDataLoader):
         if not self._caches():
             yield from super()._instances_to_batches(instance_iterator, move_to_device)
             return
-        instances = [self._index_instance(instance) for instance in instance_iterator]
+        instances = list(instance_iterator)
         if len(self._tensor_cache) != len(instances):
             self._tensor_cache = [None] * len(instances)
-        if self.batch_sampler is not None:
-            batches: Iterable[Sequence[int]] = self.batch_sampler.get_batch_indices(instances)
+        for index, instance in enumerate(instances):
+            cached = self._tensor_cache[index]
+            if cached is None or cached.instance is not instance:  # (a cached instance is indexed already)
+                self._index_instance(instance)
+        if type(self.batch_sampler) is BucketBatchSampler and self.batch_sampler.sorting_keys and \
+                all(cached is not None for cached in self._tensor_cache):
+            batches: Iterable[Sequence[int]] = self._bucket_batches(instances)
+        elif self.batch_sampler is not None:
+            batches = self.batch_sampler.get_batch_indices(instances)
         else:
             order = list(range(len(instances)))
             if self.shuffle:
@@ -78,6 +87,24 @@ class TensorizedDataLoader(MultiProcessDataLoader):
             if move_to_device and self.cuda_device is not None:
                 batch = nn_util.move_to_device(batch, self.cuda_device)
             yield batch
+
+    def _bucket_batches(self, instances: List[Instance]) -> List[List[int]]:
+        """`BucketBatchSampler.get_batch_indices`, from each instance's cached lengths instead of asking every field
+        again each epoch: the same noise draws in the same order (one `random.uniform` per instance and sorting
+        key), the same stable sort on the noisy lengths, the same groups and shuffle."""
+        sampler = self.batch_sampler
+        keys, noise = sampler.sorting_keys, sampler.padding_noise
+        noisy = []
+        for index in range(len(instances)):
+            lengths = self._tensor_cache[index].sort_lengths(keys)
+            noisy.append(([value + random.uniform(-value * noise, value * noise) for value in lengths], index))
+        noisy.sort(key=lambda item: item[0])
+        batches = [list(group) for group in lazy_groups_of((index for _, index in noisy), sampler.batch_size)]
+        if sampler.drop_last and batches and len(batches[-1]) < sampler.batch_size:
+            batches.pop()
+        if sampler.shuffle:
+            random.shuffle(batches)
+        return batches
 
     def _cached(self, instances: List[Instance], index: int) -> "_CachedInstance":
         cached = self._tensor_cache[index]
@@ -109,7 +136,7 @@ class HostOnlyList(list):
 class _CachedInstance:
     """An instance's padding lengths, and the unpadded tensors of its zero-padded fields."""
 
-    __slots__ = ("instance", "lengths", "tensors", "padding_values", "holds_tensors")
+    __slots__ = ("instance", "lengths", "tensors", "padding_values", "holds_tensors", "_sort_lengths")
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
@@ -117,6 +144,7 @@ class _CachedInstance:
         self.tensors: Dict[str, Any] = {}
         self.padding_values: Dict[str, Any] = {}
         self.holds_tensors: Dict[str, bool] = {}
+        self._sort_lengths: Dict[tuple, List[int]] = {}
         for name, field in instance.fields.items():
             padding = _padding_value(field)
             if padding is not None:
@@ -124,6 +152,14 @@ class _CachedInstance:
                 self.padding_values[name] = padding
             else:
                 self.holds_tensors[name] = _holds_tensors(field.as_tensor(self.lengths[name]))
+
+
+    def sort_lengths(self, keys: Sequence[str]) -> List[int]:
+        """The bucket sampler's lengths: `len` of each sorting key's field."""
+        key = tuple(keys)
+        if key not in self._sort_lengths:
+            self._sort_lengths[key] = [len(self.instance.fields[name]) for name in keys]
+        return self._sort_lengths[key]
 
 
 def _holds_tensors(value: Any) -> bool:

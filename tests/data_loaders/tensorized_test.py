@@ -55,6 +55,9 @@ def loaders(config: str, **changes):
 def test_the_same_batches_as_allennlps_loader_over_two_epochs(config):
     allennlp_loader, ours = loaders(config)
     assert type(ours) is TensorizedDataLoader
+    calls = []
+    bucket_batches = ours._bucket_batches
+    ours._bucket_batches = lambda instances: calls.append(1) or bucket_batches(instances)
     for epoch in range(2):
         random.seed(epoch)
         expected = list(allennlp_loader)
@@ -64,6 +67,8 @@ def test_the_same_batches_as_allennlps_loader_over_two_epochs(config):
         for index, (batch, reference) in enumerate(zip(got, expected)):
             same(batch, reference, f"{config}, epoch {epoch}, batch {index}")
     assert all(cached is not None for cached in ours._tensor_cache)
+    # the second epoch of a bucketed config drew its batches from the cached lengths
+    assert len(calls) == (1 if type(ours.batch_sampler).__name__ == "BucketBatchSampler" else 0)
 
 
 def test_without_instances_in_memory_it_is_allennlps_loader():
