@@ -131,7 +131,7 @@ def measured_rows(name: str, results: list, verdicts: dict) -> list:
 
 
 def protocol_result(name: str):
-    results = render.read_results()
+    results = render.read_results(render.RESULTS)
     verdicts = json.loads(render.VERDICTS.read_text(encoding="utf-8"))
     lines = []
     for verdict, seeds in measured_rows(name, results, verdicts):

@@ -1,13 +1,12 @@
 import logging
 import random
-from collections import defaultdict
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import torch
 from allennlp.common.util import lazy_groups_of
 from allennlp.data.data_loaders.data_loader import DataLoader, TensorDict
 from allennlp.data.data_loaders.multiprocess_data_loader import MultiProcessDataLoader
-from allennlp.data.fields import Field, LabelField, SequenceLabelField, TensorField, TextField
+from allennlp.data.fields import Field, LabelField, MetadataField, SequenceLabelField, TensorField, TextField
 from allennlp.data.instance import Instance
 from allennlp.data.samplers import BucketBatchSampler
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenCharactersIndexer
@@ -150,9 +149,8 @@ class _CachedInstance:
             if padding is not None:
                 self.tensors[name] = field.as_tensor(self.lengths[name])
                 self.padding_values[name] = padding
-            else:
-                self.holds_tensors[name] = _holds_tensors(field.as_tensor(self.lengths[name]))
-
+            else:  # only metadata batches as a list of plain values; any other field may hold tensors
+                self.holds_tensors[name] = not isinstance(field, MetadataField) or _holds_tensors(field.metadata)
 
     def sort_lengths(self, keys: Sequence[str]) -> List[int]:
         """The bucket sampler's lengths: `len` of each sorting key's field."""
@@ -203,7 +201,5 @@ def _stack_padded(items: List[Any], padding_value: Any) -> Any:
 
 def _as_allennlp_batches(fields: List[Field], lengths: List[Dict[str, int]]) -> Any:
     """`Batch.as_tensor_dict` for one field: every instance padded to the batch's longest, then `batch_tensors`."""
-    padding: Dict[str, int] = defaultdict(int)
-    for key in lengths[0]:
-        padding[key] = max(instance_lengths.get(key, 0) for instance_lengths in lengths)
-    return fields[0].batch_tensors([field.as_tensor(dict(padding)) for field in fields])
+    padding = {key: max(instance_lengths.get(key, 0) for instance_lengths in lengths) for key in lengths[0]}
+    return fields[0].batch_tensors([field.as_tensor(padding) for field in fields])

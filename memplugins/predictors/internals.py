@@ -67,25 +67,23 @@ class EncoderInternals:
                 else:
                     kind, values = "keys", module.last_output.keys  # (B, T, T)
                 call = calls.get(name, 0)
+                # one batch row per instance; or, in a hierarchical model, every sentence of every document in order
+                # (instance, entry name, the row's words where known) per batch row
                 if mask.size(0) == len(instances):
-                    calls[name] = call + 1
-                    for i, instance in enumerate(instances):
-                        n = int(mask[i].sum())
-                        trimmed = values[i, ..., :n, :n].float().cpu().numpy()
-                        collected[i][f"{name}#{call}"] = {kind: trimmed,
-                                                          "tokens": _tokens_of_length(instance, n, call)}
-                    return
-                # a hierarchical model encodes every sentence of every document as one batch, in order
-                sentences = [(i, s, words) for i, instance in enumerate(instances)
-                             for s, words in enumerate(_sentences(instance))]
-                if len(sentences) != mask.size(0):
-                    return
+                    rows = [(i, f"{name}#{call}", None) for i in range(len(instances))]
+                else:
+                    rows = [(i, f"{name}#{call}.sentence{s}", words)
+                            for i, instance in enumerate(instances) for s, words in enumerate(_sentences(instance))]
+                    if len(rows) != mask.size(0):
+                        return
                 calls[name] = call + 1
-                for row, (i, s, words) in enumerate(sentences):
+                for row, (i, entry, words) in enumerate(rows):
                     n = int(mask[row].sum())
-                    collected[i][f"{name}#{call}.sentence{s}"] = {
-                        kind: values[row, ..., :n, :n].float().cpu().numpy(),
-                        "tokens": words if len(words) == n else [str(j) for j in range(n)]}
+                    if words is None:
+                        words = _tokens_of_length(instances[i], n, call)
+                    elif len(words) != n:
+                        words = [str(j) for j in range(n)]
+                    collected[i][entry] = {kind: values[row, ..., :n, :n].float().cpu().numpy(), "tokens": words}
 
             return hook
 
@@ -108,10 +106,11 @@ def collect_gates(module, name: str, inputs, mask, tree, instances: List[Instanc
     trees = trees_of_batch(mask, tree if tree is not None else right_branching_trees(mask))
     with torch.no_grad():
         leaves = module.leaves(inputs, mask)
+        weights = module.weights()
         for i, (instance, structure) in enumerate(zip(instances, trees)):
             n = len(structure.leaves)
             words = _tokens_of_length(instance, n, call)
-            gates = tree_lstm_gates(module.weights(), leaves[i, :n].float(), structure)
+            gates = tree_lstm_gates(weights, leaves[i, :n].float(), structure)
             phrases = [" ".join(words[start:end]) for start, end in structure.spans()[n:]]
             collected[i][f"{name}#{call}"] = {"gates": gates.cpu().numpy(), "tokens": words, "phrases": phrases,
                                               "gate_names": list(GATE_NAMES)}

@@ -60,8 +60,7 @@ class SentenceClassifierPredictor(NotesTruncation, JsonObjectLines, TextClassifi
     def _match_tree_to_tokens(self, instance: Instance) -> None:
         """InputReduction deletes tokens from `tokens` and leaves the tree: the tree becomes the parse restricted to
         the remaining words (`tree_inputs`), keeping the root's label."""
-        match_trees_to_tokens(instance, [("tokens", "tree")], self._model.vocab)
-        if "metadata" in instance.fields and "tree" in instance.fields:
+        if match_trees_to_tokens(instance, [("tokens", "tree")], self._model.vocab) and "metadata" in instance.fields:
             tree = instance["tree"].tree
             instance["metadata"].metadata.update(tokens=list(tree.leaves), tree=tree)
 

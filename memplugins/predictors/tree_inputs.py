@@ -24,8 +24,10 @@ def kept_positions(leaves: Sequence[str], words: Sequence[str]) -> List[int]:
     return kept
 
 
-def match_trees_to_tokens(instance: Instance, pairs: Sequence[Tuple[str, str]], vocab: Vocabulary) -> None:
-    """For each (text field, tree field) of `pairs` in the instance whose token count no longer matches the tree."""
+def match_trees_to_tokens(instance: Instance, pairs: Sequence[Tuple[str, str]], vocab: Vocabulary) -> List[str]:
+    """For each (text field, tree field) of `pairs` in the instance whose token count no longer matches the tree;
+    returns the names of the tree fields it replaced."""
+    replaced = []
     for text_name, tree_name in pairs:
         if tree_name not in instance.fields or text_name not in instance.fields:
             continue
@@ -38,3 +40,5 @@ def match_trees_to_tokens(instance: Instance, pairs: Sequence[Tuple[str, str]], 
         if instance.indexed:
             field.index(vocab)
         instance.fields[tree_name] = field
+        replaced.append(tree_name)
+    return replaced
