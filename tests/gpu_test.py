@@ -131,17 +131,18 @@ def test_nse_kernels_on_cuda_match_the_torch_path_after_other_cuda_work(dtype, m
 
 
 @requires_gpu
-@pytest.mark.parametrize("name", ["lstmn", "nse"])
+@pytest.mark.parametrize("name", ["lstmn", "nse", "tree_lstm"])
 def test_cuda_graphs_equal_the_eager_loop(name, monkeypatch):
-    """`MEMPLUGINS_CUDA_GRAPHS=1` (`memplugins.modules.fast_path.step_graphs`) captures the step loops as CUDA graphs:
-    the same padded float32 case gives the eager loop's outputs and gradients, also when two calls run before one
-    backward, and replays after the first capture."""
+    """The default graphs backend (`memplugins.modules.fast_path.step_graphs`) captures the step loops, and the tree
+    LSTM's padded levels, as CUDA graphs: the same padded float32 case gives the eager loop's outputs and gradients,
+    also when two calls run before one backward, and replays after the first capture."""
     import collections
 
     from memplugins.modules.fast import lstmn, nse
+    from memplugins.modules.tree_lstm import fast as tree_lstm
     from tests.modules.fast_path.cases import CASES
 
-    graphs = {"lstmn": lstmn._GRAPHS, "nse": nse._GRAPHS}[name]
+    graphs = {"lstmn": lstmn._GRAPHS, "nse": nse._GRAPHS, "tree_lstm": tree_lstm._GRAPHS}[name]
     monkeypatch.setattr(graphs, "cache", collections.OrderedDict())
     monkeypatch.setattr(graphs, "captures", 0)
     first, second = CASES[name](dtype=torch.float32, device="cuda"), CASES[name](dtype=torch.float32, device="cuda")

@@ -32,9 +32,13 @@ captures real graphs on CUDA.
 
 Costs: memory (a key keeps its graphs' pools and static buffers, about three times one call's saved state) and the
 capture of each new key (about three eager calls). At most the backend's `graph_cache` keys (default 64) are kept
-per fast path; the least recently used goes first. Not graphed: the tree LSTM (its launches follow each batch's tree
-shapes), anything off CUDA, calls under `torch.inference_mode` (`no_grad` is graphed), and calls made while another
-graph is being captured (the eager loop itself is capturable then, through `step_is_full`).
+per fast path; the least recently used goes first. Not graphed: anything off CUDA, calls under
+`torch.inference_mode` (`no_grad` is graphed), and calls made while another graph is being captured (the eager loop
+itself is capturable then, through `step_is_full`).
+
+The tree LSTM's levels follow each batch's tree shapes, so its caller pads them itself, with `length_dims` None:
+leaves and levels to the bucket, each level to a size fixed by the key (`memplugins.modules.tree_lstm.layout.
+level_capacities`), padding nodes reading a zero row and writing a row nothing reads (`tree_lstm_nodes`).
 
 The default backend: a capture that fails (an operation that cannot be captured, no memory for the graph's pool)
 is logged once with its reason, and that fast path runs its eager loop for the rest of the process.

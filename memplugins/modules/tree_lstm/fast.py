@@ -42,14 +42,20 @@ arithmetic. Mixed precision, `no_grad`, retained graphs and `create_graph`: the 
 (`memplugins.modules.fast_path.contract`). The node layout (`sided_levels`) is `layout.py`'s.
 
 On CUDA (float32 / float64) a level's gather and the pointwise work around its one product are two Triton launches
-(`level_kernel.py`, which says why they are equal); the "eager" backend turns that off.
+(`level_kernel.py`, which says why they are equal); the "eager" backend turns that off. With the default "graphs"
+backend on CUDA, the whole forward and the whole backward are each one CUDA graph per key (`step_graphs`): the
+batch is padded to the key's leaves, levels and level sizes (`tree_lstm_nodes`, `layout.level_capacities`), so the
+host launches nothing per level; `tests/modules/tree_lstm/graphs_test.py` compares it with this eager loop and the
+reference.
 """
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 
+from memplugins.modules.fast_path import backend
 from memplugins.modules.fast_path.contract import first_order_backward, run_fast_path, triton_kernel_applies
-from memplugins.modules.tree_lstm.layout import SidedLevels, nodes_per_tree, sided_levels
+from memplugins.modules.fast_path.step_graphs import StepGraphs
+from memplugins.modules.tree_lstm.layout import SidedLevels, nodes_per_tree, pad_leaves, sided_levels
 
 
 class TreeLstmWeights(NamedTuple):
@@ -62,6 +68,8 @@ class TreeLstmWeights(NamedTuple):
     gate_bias: torch.Tensor  # (4d,): [b_i, b_f, b_c, b_o]
     leaf_projection: Optional[torch.Tensor]  # (d, d_w): a leaf's reported state when d_w != d, else None
     activation: str  # g: "tanh", "sigmoid" or "softsign"
+
+Structure = Tuple[Tuple[int, int, int], ...]  # per level (#left, #right, #root): `SidedLevels.structure`
 
 ACTIVATIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "softsign": torch.nn.functional.softsign}
 # g' from g's output
@@ -76,7 +84,17 @@ LEFT_BLOCKS, RIGHT_BLOCKS = [0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 6, 7]
 LEFT_PEEPHOLES, RIGHT_PEEPHOLES = [0, 1, 2, 3], [1, 0, 3, 2]
 
 
-def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved):
+def _levels(parents: torch.Tensor, children: torch.Tensor, structure: Structure):
+    """Per level (parents, children, #left, #right): views of the flat layout (`SidedLevels`)."""
+    offset = 0
+    for num_left, num_right, num_roots in structure:
+        n = num_left + num_right + num_roots
+        yield parents[offset : offset + n], children[2 * offset : 2 * (offset + n)], num_left, num_right
+        offset += n
+
+
+def _forward(leaf_records, leaf_rows, parents, children, structure, num_rows, weights, activation, keep):
+    """The levels, lowest first: (every node's output `(num_rows, d)`, what the backward reads or None)."""
     left_weight, right_weight, left_peephole, right_peephole, output_peephole, left_bias, candidate_bias = weights
     d = output_peephole.size(0)
     g = ACTIVATIONS[activation]
@@ -84,23 +102,25 @@ def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, sav
     left_weight, right_weight, left_peephole, right_peephole, output_peephole = (
         left_weight.t(), right_weight.t(), left_peephole.t(), right_peephole.t(), output_peephole.t()
     )
-    # each node's record for its parent; only rows that are written are ever read (every node with a parent is
-    # written before its parent's level reads it)
-    store = leaf_records.new_empty(num_rows, 7 * d)
+    # each node's record for its parent; a real row is read only after it was written, and a padded layout's
+    # children row (`SidedLevels`) is read and never written: zeros, so that padding stays finite
+    store = leaf_records.new_zeros(num_rows, 7 * d)
     store.index_copy_(0, leaf_rows, torch.cat([leaf_records, leaf_records.new_zeros(len(leaf_records), d)], 1))
     outputs = leaf_records.new_zeros(num_rows, d)
     kernel = (triton_kernel_applies(leaf_records, "memplugins.modules.tree_lstm.level_kernel")
               and store.is_contiguous() and outputs.is_contiguous())
-    for parents, children, num_left, num_right in levels:
-        n = parents.numel()
+    per_level: List[Tuple[torch.Tensor, ...]] = []
+    for level_parents, level_children, num_left, num_right in _levels(parents, children, structure):
+        n = level_parents.numel()
         if kernel:  # the same in two Triton launches around the product (`tree_level_kernel`)
             from memplugins.modules.tree_lstm.level_kernel import gather_and_gates, level_output
 
-            gates, candidate, memory, output_pre = gather_and_gates(store, children, candidate_bias, d, activation)
+            gates, candidate, memory, output_pre = gather_and_gates(store, level_children, candidate_bias, d,
+                                                                    activation)
             output_gate, memory_activation, output = level_output(
-                torch.addmm(output_pre, memory, output_peephole), memory, parents, outputs, activation)
+                torch.addmm(output_pre, memory, output_peephole), memory, level_parents, outputs, activation)
         else:
-            pair = store.index_select(0, children).view(2, n, 7 * d)  # left children's records, then right
+            pair = store.index_select(0, level_children).view(2, n, 7 * d)  # left children's records, then right
             summed = pair[0] + pair[1]
             gates = torch.sigmoid(summed[:, : 4 * d])  # [i_1, i_2, f_1, f_2]
             per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k], (n, d) each
@@ -110,7 +130,7 @@ def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, sav
             output_gate = torch.sigmoid(torch.addmm(summed[:, 5 * d : 6 * d], memory, output_peephole))
             memory_activation = g(memory)
             output = output_gate * memory_activation
-            outputs.index_copy_(0, parents, output)
+            outputs.index_copy_(0, level_parents, output)
         with_parent = num_left + num_right
         if with_parent:
             records = output.new_empty(with_parent, 7 * d)
@@ -119,97 +139,144 @@ def _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, sav
             records[:num_left, : 4 * d].addmm_(memory[:num_left], left_peephole)
             records[num_left:, : 4 * d].addmm_(memory[num_left:with_parent], right_peephole)
             records[:, 6 * d :] = memory[:with_parent]
-            store.index_copy_(0, parents[:with_parent], records)
-        if saved is not None:
-            saved.append((gates, candidate, memory, output_gate, memory_activation, output))
-    return outputs, store
+            store.index_copy_(0, level_parents[:with_parent], records)
+        if keep:
+            per_level.append((gates, candidate, memory, output_gate, memory_activation, output))
+    if not keep:
+        return outputs, None
+    # one buffer per kind, not six tensors per level: a graph's call copies what it keeps (`step_graphs`)
+    kept = tuple(torch.cat(kind) if kind else store.new_zeros(0, width * d)
+                 for kind, width in zip(zip(*per_level) if per_level else [()] * 6, (4, 1, 1, 1, 1, 1)))
+    return outputs, _Saved(store, leaf_rows, parents, children, tuple(weights), kept,
+                           structure, activation)
+
+
+class _Saved(NamedTuple):
+    """What the backward reads (from the forward; it changes none of it)."""
+
+    store: torch.Tensor
+    leaf_rows: torch.Tensor
+    parents: torch.Tensor
+    children: torch.Tensor
+    weights: Tuple[torch.Tensor, ...]
+    per_level: Tuple[torch.Tensor, ...]  # all levels' gates, g(u), c_p, o, g(c_p) and outputs, one buffer each
+    structure: Structure
+    activation: str
+
+
+def _forward_keeping(leaf_records, leaf_rows, parents, children, structure, num_rows, activation, *weights):
+    """`_forward`, keeping what the backward reads: ((outputs,), saved)."""
+    outputs, saved = _forward(leaf_records, leaf_rows, parents, children, structure, num_rows, weights, activation,
+                              keep=True)
+    return (outputs,), saved
 
 
 class _TreeLstmLevels(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, leaf_records, leaf_rows, levels, num_rows, activation, *weights):
-        saved: List[Tuple[torch.Tensor, ...]] = []
-        outputs, store = _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved)
-        ctx.levels, ctx.activation, ctx.per_level = levels, activation, saved
-        ctx.save_for_backward(store, leaf_rows, *weights)
+    def forward(ctx, leaf_records, leaf_rows, parents, children, structure, num_rows, activation, *weights):
+        (outputs,), saved = _forward_keeping(leaf_records, leaf_rows, parents, children, structure, num_rows,
+                                             activation, *weights)
+        ctx.structure, ctx.activation, ctx.num_weights = structure, activation, len(weights)
+        ctx.save_for_backward(saved.store, leaf_rows, parents, children, *weights, *saved.per_level)
         return outputs
 
     @staticmethod
     @first_order_backward
     def backward(ctx, grad_outputs: torch.Tensor):
-        store, leaf_rows, *weights = ctx.saved_tensors
-        left_weight, right_weight, left_peephole, right_peephole, output_peephole, _, _ = weights
-        d = output_peephole.size(0)
-        derivative = ACTIVATION_DERIVATIVES[ctx.activation]
-        grad_store = store.new_empty(store.size())  # a row is read only after its parent's level wrote it
-        kernel = triton_kernel_applies(store, "memplugins.modules.tree_lstm.level_kernel") and store.is_contiguous()
-        if kernel:
-            from memplugins.modules.tree_lstm import level_kernel as tree_level_kernel
-        # rows for the weight gradients, formed once at the end: (gradient of the product, its input)
-        products: Dict[str, Tuple[List[torch.Tensor], List[torch.Tensor]]] = {
-            name: ([], []) for name in ("left", "right", "left_peephole", "right_peephole", "output_peephole")
-        }
-        candidate_grads = []
-        for (parents, children, num_left, num_right), (gates, candidate, memory, output_gate, memory_activation,
-                                                       output) in zip(reversed(ctx.levels), reversed(ctx.per_level)):
-            n, with_parent = parents.numel(), num_left + num_right
-            grad_output = grad_outputs.index_select(0, parents)
-            grad_memory = grad_output.new_zeros(n, d)
-            if with_parent:  # complete: the parents' level ran before
-                grad_records = grad_store.index_select(0, parents[:with_parent])
-                grad_left, grad_right = grad_records[:num_left], grad_records[num_left:]
-                grad_output[:num_left].addmm_(grad_left[:, : 6 * d], left_weight)
-                grad_output[num_left:with_parent].addmm_(grad_right[:, : 6 * d], right_weight)
-                grad_memory[:with_parent] = grad_records[:, 6 * d :]
-                grad_memory[:num_left].addmm_(grad_left[:, : 4 * d], left_peephole)
-                grad_memory[num_left:with_parent].addmm_(grad_right[:, : 4 * d], right_peephole)
-                for name, grad, inputs in (("left", grad_left[:, : 6 * d], output[:num_left]),
-                                           ("right", grad_right[:, : 6 * d], output[num_left:with_parent]),
-                                           ("left_peephole", grad_left[:, : 4 * d], memory[:num_left]),
-                                           ("right_peephole", grad_right[:, : 4 * d], memory[num_left:with_parent])):
-                    products[name][0].append(grad)
-                    products[name][1].append(inputs)
-            if kernel:  # the pointwise work around the product in two Triton launches (`tree_level_kernel`)
-                grad_output_pre = tree_level_kernel.output_backward(grad_output, grad_memory, output_gate,
-                                                                    memory_activation, ctx.activation)
-                grad_memory.addmm_(grad_output_pre, output_peephole)
-                grad_pre_candidate = tree_level_kernel.gates_backward(grad_memory, candidate, gates, store, children,
-                                                                      grad_output_pre, grad_store, ctx.activation)
-                products["output_peephole"][0].append(grad_output_pre)
-                products["output_peephole"][1].append(memory)
-                candidate_grads.append(grad_pre_candidate)
-                continue
-            grad_output_pre = grad_output * memory_activation * output_gate * (1 - output_gate)  # g_ô
-            grad_memory += grad_output * output_gate * derivative(memory_activation)
+        store, leaf_rows, parents, children, *rest = ctx.saved_tensors
+        weights, per_level = tuple(rest[: ctx.num_weights]), tuple(rest[ctx.num_weights :])
+        return _backward(_Saved(store, leaf_rows, parents, children, weights, per_level, ctx.structure,
+                                ctx.activation), grad_outputs)
+
+
+def _backward(saved: _Saved, grad_outputs: Optional[torch.Tensor]):
+    """The gradients of `_TreeLstmLevels.apply`'s arguments (module docstring), from `saved` (unchanged)."""
+    store, leaf_rows, parents, children, weights, per_level, structure, activation = saved
+    left_weight, right_weight, left_peephole, right_peephole, output_peephole, _, _ = weights
+    d = output_peephole.size(0)
+    if grad_outputs is None:
+        grad_outputs = store.new_zeros(store.size(0), d)
+    derivative = ACTIVATION_DERIVATIVES[activation]
+    # a real row is read only after its parent's level wrote it; the rows of roots and of a padded layout's padding
+    # parents are read and never written: zeros
+    grad_store = store.new_zeros(store.size())
+    kernel = triton_kernel_applies(store, "memplugins.modules.tree_lstm.level_kernel") and store.is_contiguous()
+    if kernel:
+        from memplugins.modules.tree_lstm import level_kernel as tree_level_kernel
+    sizes = [sum(level) for level in structure]
+    levels = list(_levels(parents, children, structure))
+    kept = list(zip(*(kind.split(sizes) for kind in per_level))) if sizes else []
+    # rows for the weight gradients, formed once at the end: (gradient of the product, its input)
+    products: Dict[str, Tuple[List[torch.Tensor], List[torch.Tensor]]] = {
+        name: ([], []) for name in ("left", "right", "left_peephole", "right_peephole", "output_peephole")
+    }
+    candidate_grads = []
+    for (level_parents, level_children, num_left, num_right), (gates, candidate, memory, output_gate,
+                                                               memory_activation, output) in zip(reversed(levels),
+                                                                                                 reversed(kept)):
+        n, with_parent = level_parents.numel(), num_left + num_right
+        grad_output = grad_outputs.index_select(0, level_parents)
+        grad_memory = grad_output.new_zeros(n, d)
+        if with_parent:  # complete: the parents' level ran before
+            grad_records = grad_store.index_select(0, level_parents[:with_parent])
+            grad_left, grad_right = grad_records[:num_left], grad_records[num_left:]
+            grad_output[:num_left].addmm_(grad_left[:, : 6 * d], left_weight)
+            grad_output[num_left:with_parent].addmm_(grad_right[:, : 6 * d], right_weight)
+            grad_memory[:with_parent] = grad_records[:, 6 * d :]
+            grad_memory[:num_left].addmm_(grad_left[:, : 4 * d], left_peephole)
+            grad_memory[num_left:with_parent].addmm_(grad_right[:, : 4 * d], right_peephole)
+            for name, grad, inputs in (("left", grad_left[:, : 6 * d], output[:num_left]),
+                                       ("right", grad_right[:, : 6 * d], output[num_left:with_parent]),
+                                       ("left_peephole", grad_left[:, : 4 * d], memory[:num_left]),
+                                       ("right_peephole", grad_right[:, : 4 * d], memory[num_left:with_parent])):
+                products[name][0].append(grad)
+                products[name][1].append(inputs)
+        if kernel:  # the pointwise work around the product in two Triton launches (`tree_level_kernel`)
+            grad_output_pre = tree_level_kernel.output_backward(grad_output, grad_memory, output_gate,
+                                                                memory_activation, activation)
             grad_memory.addmm_(grad_output_pre, output_peephole)
+            grad_pre_candidate = tree_level_kernel.gates_backward(grad_memory, candidate, gates, store,
+                                                                  level_children, grad_output_pre, grad_store,
+                                                                  activation)
             products["output_peephole"][0].append(grad_output_pre)
             products["output_peephole"][1].append(memory)
-            grad_pre_candidate = grad_memory * derivative(candidate)  # g_u
             candidate_grads.append(grad_pre_candidate)
-            pair = store.index_select(0, children).view(2, n, 7 * d)
-            per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k]
-            grad_gates = grad_output.new_empty(n, 2, 2, d)  # [i or f, child k] per node
-            torch.mul(pair[:, :, 4 * d : 5 * d], grad_pre_candidate, out=grad_gates.permute(1, 2, 0, 3)[0])
-            torch.mul(pair[:, :, 6 * d :], grad_memory, out=grad_gates.permute(1, 2, 0, 3)[1])
-            grad_gates = grad_gates.view(n, 4 * d).mul_(gates * (1 - gates))
-            grad_pair = grad_output.new_empty(2, n, 7 * d)
-            grad_pair[:, :, : 4 * d] = grad_gates
-            torch.mul(per_child[0], grad_pre_candidate, out=grad_pair[:, :, 4 * d : 5 * d])
-            grad_pair[:, :, 5 * d : 6 * d] = grad_output_pre
-            torch.mul(per_child[1], grad_memory, out=grad_pair[:, :, 6 * d :])
-            grad_store.index_copy_(0, children, grad_pair.view(2 * n, 7 * d))
-        weight_grads = {}
-        for name, (grads, inputs) in products.items():
-            weight_grads[name] = (torch.cat(grads).t().mm(torch.cat(inputs)) if grads
-                                  else store.new_zeros(weights[list(products).index(name)].size()))
-        grad_leaf_records = grad_store[:, : 6 * d].index_select(0, leaf_rows)
-        # the left bias of internal left children's records (the leaves' records are made, with it, by the caller)
-        grad_left_bias = (torch.cat(products["left"][0]).sum(0) if products["left"][0]
-                          else store.new_zeros(6 * d))
-        grad_candidate_bias = torch.cat(candidate_grads).sum(0) if candidate_grads else store.new_zeros(d)
-        return (grad_leaf_records, None, None, None, None, weight_grads["left"], weight_grads["right"],
-                weight_grads["left_peephole"], weight_grads["right_peephole"], weight_grads["output_peephole"],
-                grad_left_bias, grad_candidate_bias)
+            continue
+        grad_output_pre = grad_output * memory_activation * output_gate * (1 - output_gate)  # g_ô
+        grad_memory += grad_output * output_gate * derivative(memory_activation)
+        grad_memory.addmm_(grad_output_pre, output_peephole)
+        products["output_peephole"][0].append(grad_output_pre)
+        products["output_peephole"][1].append(memory)
+        grad_pre_candidate = grad_memory * derivative(candidate)  # g_u
+        candidate_grads.append(grad_pre_candidate)
+        pair = store.index_select(0, level_children).view(2, n, 7 * d)
+        per_child = gates.view(n, 2, 2, d).permute(1, 2, 0, 3)  # [i or f][child k]
+        grad_gates = grad_output.new_empty(n, 2, 2, d)  # [i or f, child k] per node
+        torch.mul(pair[:, :, 4 * d : 5 * d], grad_pre_candidate, out=grad_gates.permute(1, 2, 0, 3)[0])
+        torch.mul(pair[:, :, 6 * d :], grad_memory, out=grad_gates.permute(1, 2, 0, 3)[1])
+        grad_gates = grad_gates.view(n, 4 * d).mul_(gates * (1 - gates))
+        grad_pair = grad_output.new_empty(2, n, 7 * d)
+        grad_pair[:, :, : 4 * d] = grad_gates
+        torch.mul(per_child[0], grad_pre_candidate, out=grad_pair[:, :, 4 * d : 5 * d])
+        grad_pair[:, :, 5 * d : 6 * d] = grad_output_pre
+        torch.mul(per_child[1], grad_memory, out=grad_pair[:, :, 6 * d :])
+        grad_store.index_copy_(0, level_children, grad_pair.view(2 * n, 7 * d))
+    weight_grads = {}
+    for name, (grads, inputs) in products.items():
+        weight_grads[name] = (torch.cat(grads).t().mm(torch.cat(inputs)) if grads
+                              else store.new_zeros(weights[list(products).index(name)].size()))
+    grad_leaf_records = grad_store[:, : 6 * d].index_select(0, leaf_rows)
+    # the left bias of internal left children's records (the leaves' records are made, with it, by the caller)
+    grad_left_bias = (torch.cat(products["left"][0]).sum(0) if products["left"][0]
+                      else store.new_zeros(6 * d))
+    grad_candidate_bias = torch.cat(candidate_grads).sum(0) if candidate_grads else store.new_zeros(d)
+    return (grad_leaf_records, None, None, None, None, None, None, weight_grads["left"], weight_grads["right"],
+            weight_grads["left_peephole"], weight_grads["right_peephole"], weight_grads["output_peephole"],
+            grad_left_bias, grad_candidate_bias)
+
+
+# the CUDA graphs of the levels (`step_graphs`): the caller pads each batch to a key's shapes (`tree_lstm_nodes`)
+_GRAPHS = StepGraphs("tree_lstm", _forward_keeping, lambda saved, grads: _backward(saved, grads[0]))
 
 
 def tree_lstm_nodes(inputs: torch.Tensor, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor],
@@ -218,11 +285,23 @@ def tree_lstm_nodes(inputs: torch.Tensor, mask: torch.BoolTensor, tree: Dict[str
     Every node's output `(B, num_nodes, d)` in the `BinaryTreeField` node order (the leaf rows 0): the leaves
     `inputs` `(B, max_leaves, d_w)` with `mask`, composed over `tree` (the field's tensors). Lays the weights out as
     the side-aware records of the module docstring and runs the levels (`tree_lstm_levels`).
+
+    With CUDA graphs (`step_graphs`), a graph key's shapes: the leaves are padded to a multiple of the backend's
+    `graph_bucket`, the levels to one too (at most L - 1), and each level to the fixed size of `level_capacities`;
+    the outputs are cut back. Padding nodes compose zero records into a row nothing reads, and receive zero
+    gradients, so outputs and gradients are the exact layout's (`tests/modules/tree_lstm/graphs_test.py`).
     """
     batch_size, max_leaves, _ = inputs.size()
     num_nodes = nodes_per_tree("tree_lstm", mask, tree)
     d = weights.output_peephole.size(0)
-    sided = sided_levels(mask, tree, num_nodes)
+    graphed = max_leaves > 1 and _GRAPHS.applies((inputs,))
+    bucket, real_leaves = None, max_leaves
+    if graphed:
+        bucket = backend.current().graph_bucket
+        max_leaves = -(-max_leaves // bucket) * bucket
+        inputs, mask, tree = pad_leaves(inputs, mask, tree, max_leaves)
+        num_nodes = 2 * max_leaves - 1
+    sided = sided_levels(mask, tree, num_nodes, level_bucket=bucket)
     bias_i, bias_f, bias_c, bias_o = weights.gate_bias.chunk(4)
     left_bias = torch.cat([bias_i, bias_i, bias_f, bias_f, bias_c.new_zeros(d), bias_o])
     leaf_weights = weights.leaf_output.view(8, d, -1)
@@ -234,36 +313,48 @@ def tree_lstm_nodes(inputs: torch.Tensor, mask: torch.BoolTensor, tree: Dict[str
         torch.addmm(left_bias, flat_inputs[left_positions], leaf_weights[LEFT_BLOCKS].reshape(6 * d, -1).t()),
         flat_inputs[right_positions].mm(leaf_weights[RIGHT_BLOCKS].reshape(6 * d, -1).t()),
     ])
+    leaf_rows = torch.cat(sided.leaf_rows)
+    if graphed:  # a fixed number of leaf records: the padding ones go to the row nothing reads
+        padding = batch_size * max_leaves - len(leaf_rows)
+        leaf_records = torch.cat([leaf_records, leaf_records.new_zeros(padding, 6 * d)])
+        leaf_rows = torch.cat([leaf_rows, leaf_rows.new_full((padding,), sided.num_rows - 1)])
     outputs = tree_lstm_levels(
-        leaf_records, torch.cat(sided.leaf_rows), sided, batch_size * num_nodes,
+        leaf_records, leaf_rows, sided,
         (internal_weights[LEFT_BLOCKS].reshape(6 * d, d), internal_weights[RIGHT_BLOCKS].reshape(6 * d, d),
          peepholes[LEFT_PEEPHOLES].reshape(4 * d, d), peepholes[RIGHT_PEEPHOLES].reshape(4 * d, d),
          weights.output_peephole, left_bias, bias_c),
         weights.activation,
+        graphs=graphed,
     )
-    return outputs.view(batch_size, num_nodes, d)
+    nodes = outputs[: batch_size * num_nodes].view(batch_size, num_nodes, d)
+    if max_leaves != real_leaves:
+        nodes = torch.cat([nodes[:, :real_leaves], nodes[:, max_leaves : max_leaves + real_leaves - 1]], 1)
+    return nodes
 
 
 def tree_lstm_levels(
     leaf_records: torch.Tensor,
     leaf_rows: torch.Tensor,
     layout: SidedLevels,
-    num_rows: int,
     weights: Tuple[torch.Tensor, ...],
     activation: str,
+    graphs: bool = False,
 ) -> torch.Tensor:
     """
     leaf_records: the first 6 record blocks of the leaves that have a parent `(num, 6d)` (a left child's with the
-    left bias), at node rows `leaf_rows`; layout: `sided_levels`; num_rows: the node
-    buffer's size; weights: the records' output weights (left, right: `(6d, d)` each, in record order), memory
-    peepholes (left, right: `(4d, d)`), W_co `(d, d)`, the left record's bias `(6d,)` and b_c `(d,)`. Returns every
-    node's output `(num_rows, d)` (0 at the leaves' and padding rows).
+    left bias), at node rows `leaf_rows`; layout: `sided_levels`; weights: the records' output weights (left,
+    right: `(6d, d)` each, in record order), memory peepholes (left, right: `(4d, d)`), W_co `(d, d)`, the left
+    record's bias `(6d,)` and b_c `(d,)`; graphs: through CUDA graphs (a padded layout). Returns every node's output
+    `(layout.num_rows, d)` (0 at the leaves' and padding rows).
     """
-    return run_fast_path(_TreeLstmLevels, _forward_flat, leaf_records, leaf_rows, layout.levels, num_rows, activation,
-                         *weights)
+    outputs = run_fast_path(_TreeLstmLevels, _forward_flat, leaf_records, leaf_rows, layout.parents, layout.children,
+                            layout.structure, layout.num_rows, activation, *weights,
+                            graphs=_GRAPHS if graphs else None)
+    return outputs[0] if isinstance(outputs, tuple) else outputs  # the graphs return their outputs' tuple
 
 
-def _forward_flat(leaf_records, leaf_rows, levels, num_rows, activation, *weights_and_saved):
+def _forward_flat(leaf_records, leaf_rows, parents, children, structure, num_rows, activation, *weights_and_none):
     """`_forward` with `_TreeLstmLevels.apply`'s arguments (the contract's forward without a graph)."""
-    *weights, saved = weights_and_saved
-    return _forward(leaf_records, leaf_rows, levels, num_rows, weights, activation, saved)[0]
+    *weights, _ = weights_and_none
+    return _forward(leaf_records, leaf_rows, parents, children, structure, num_rows, weights, activation,
+                    keep=False)[0]
