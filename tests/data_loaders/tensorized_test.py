@@ -67,6 +67,11 @@ def test_the_same_batches_as_allennlps_loader_over_two_epochs(config):
         for index, (batch, reference) in enumerate(zip(got, expected)):
             same(batch, reference, f"{config}, epoch {epoch}, batch {index}")
     assert all(cached is not None for cached in ours._tensor_cache)
+    # the second epoch of a config whose fields are all token ids, labels and metadata came from the columns
+    fields = {type(field).__name__ for instance in ours.iter_instances() for field in instance.fields.values()}
+    leaves = [leaf for cached in ours._tensor_cache for leaf in torch.utils._pytree.tree_leaves(cached.tensors)]
+    if fields <= {"TextField", "LabelField", "MetadataField"} and all(leaf.ndim <= 1 for leaf in leaves):
+        assert ours._columns, config
     # the second epoch of a bucketed config drew its batches from the cached lengths
     assert len(calls) == (1 if type(ours.batch_sampler).__name__ == "BucketBatchSampler" else 0)
 
@@ -107,3 +112,26 @@ def test_metadata_without_tensors_is_not_walked_but_anything_else_moves_as_allen
     _, ours = loaders("training_config/snli_mma_nse.jsonnet")
     batch = next(iter(ours))
     assert type(batch["metadata"]) is HostOnlyList
+
+
+def test_new_instances_and_batches_changed_in_place_do_not_reach_the_cache():
+    """Epoch 1 caches; a model that writes into its batch (in place) changes nothing cached; then the data is read
+    again (new instance objects, in another order, at the same positions): the cached tensors and bucket lengths of
+    the old ones are not used, and every epoch's batches stay AllenNLP's."""
+    allennlp_loader, ours = loaders("training_config/snli_mma_nse.jsonnet")
+    for epoch in range(3):
+        if epoch == 2:
+            fresh = list(reversed(list(allennlp_loader.reader.read(allennlp_loader.data_path))))
+            for loader in (allennlp_loader, ours):
+                loader._instances = list(fresh)
+                loader.index_with(allennlp_loader._vocab) if loader is allennlp_loader else [
+                    instance.index_fields(allennlp_loader._vocab) for instance in fresh]
+        random.seed(epoch)
+        expected = list(allennlp_loader)
+        random.seed(epoch)
+        got = list(ours)
+        assert len(got) == len(expected) > 0
+        for index, (batch, reference) in enumerate(zip(got, expected)):
+            same(batch, reference, f"epoch {epoch}, batch {index}")
+            for tensor in (batch["premise"]["tokens"]["tokens"], batch["label"]):
+                tensor.fill_(7)  # what a model may do to its inputs
