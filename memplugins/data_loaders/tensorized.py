@@ -103,15 +103,15 @@ class TensorizedDataLoader(MultiProcessDataLoader):
             yield batch
 
     def _bucket_batches(self, instances: List[Instance]) -> List[List[int]]:
-        """`BucketBatchSampler.get_batch_indices`, from each instance's cached lengths instead of asking every field
-        again each epoch, and in numpy: the same noise draws in the same order (`random.uniform(a, b)` is
-        `a + (b - a) * random.random()`, one per instance and sorting key, and numpy's float64 arithmetic is
-        Python's), the same stable sort on the noisy lengths (`numpy.lexsort` is stable, its last key first), the
-        same groups and shuffle."""
+        """`BucketBatchSampler.get_batch_indices`, from the instances' lengths, taken once and kept until an instance
+        changes, instead of asking every field again each epoch, and in numpy: the same noise draws in the same
+        order (`random.uniform(a, b)` is `a + (b - a) * random.random()`, one per instance and sorting key, and
+        numpy's float64 arithmetic is Python's), the same stable sort on the noisy lengths (`numpy.lexsort` is
+        stable, its last key first), the same groups and shuffle."""
         sampler = self.batch_sampler
         keys, noise = tuple(sampler.sorting_keys), sampler.padding_noise
         if self._sort_lengths is None or self._sort_lengths[0] != keys:
-            lengths = [self._tensor_cache[index].sort_lengths(keys) for index in range(len(instances))]
+            lengths = [[len(instance.fields[name]) for name in keys] for instance in instances]
             self._sort_lengths = (keys, numpy.array(lengths, dtype=numpy.float64).reshape(len(instances), len(keys)))
         values = self._sort_lengths[1]
         draws = numpy.array([random.random() for _ in range(values.size)], dtype=numpy.float64).reshape(values.shape)
@@ -133,9 +133,7 @@ class TensorizedDataLoader(MultiProcessDataLoader):
         return cached
 
     def _collate(self, instances: List[Instance], indices: Sequence[int]) -> TensorDict:
-        cache = self._tensor_cache
-        batch = [cache[index] if cache[index] is not None and cache[index].instance is instances[index]
-                 else self._cached(instances, index) for index in indices]
+        batch = [self._cached(instances, index) for index in indices]
         tensors: Dict[str, Any] = {}
         for name in batch[0].instance.fields:
             if name in batch[0].tensors:
@@ -167,7 +165,7 @@ class _Column(NamedTuple):
         lengths = self.lengths[indices]
         width = int(lengths.max()) if len(indices) else 0
         steps = numpy.arange(width)
-        if self.flat.size == 0 or width == 0:
+        if width == 0:  # (so also when every array is empty)
             return torch.from_numpy(numpy.full((len(indices), width), self.padding_value, dtype=self.flat.dtype))
         positions = numpy.minimum(self.offsets[indices][:, None] + steps, self.flat.size - 1)
         batch = numpy.where(steps < lengths[:, None], self.flat[positions], self.padding_value)
@@ -205,9 +203,8 @@ class _Columns:
                 if column is None:
                     return None
                 columns[name] = column
-            elif type(first.instance.fields[name]) is MetadataField and \
-                    all(type(cached.instance.fields[name]) is MetadataField and not cached.holds_tensors[name]
-                        for cached in cache):
+            elif all(type(cached.instance.fields[name]) is MetadataField and not cached.holds_tensors[name]
+                     for cached in cache):
                 metadata[name] = [cached.instance.fields[name].metadata for cached in cache]
             else:
                 return None
@@ -233,7 +230,7 @@ class _Columns:
         lengths = numpy.fromiter((len(value) for value in values), dtype=numpy.int64, count=len(values))
         offsets = numpy.zeros(len(values), dtype=numpy.int64)
         numpy.cumsum(lengths[:-1], out=offsets[1:])
-        return _Column(numpy.concatenate(values).astype(first.dtype, copy=False), offsets, lengths, padding_value)
+        return _Column(numpy.concatenate(values), offsets, lengths, padding_value)
 
     @classmethod
     def _share(cls, holders: List[Dict[str, Any]], key: str, column: Any) -> None:
@@ -270,7 +267,7 @@ class HostOnlyList(list):
 class _CachedInstance:
     """An instance's padding lengths, and the unpadded tensors of its zero-padded fields."""
 
-    __slots__ = ("instance", "lengths", "tensors", "padding_values", "holds_tensors", "_sort_lengths")
+    __slots__ = ("instance", "lengths", "tensors", "padding_values", "holds_tensors")
 
     def __init__(self, instance: Instance) -> None:
         self.instance = instance
@@ -278,7 +275,6 @@ class _CachedInstance:
         self.tensors: Dict[str, Any] = {}
         self.padding_values: Dict[str, Any] = {}
         self.holds_tensors: Dict[str, bool] = {}
-        self._sort_lengths: Dict[tuple, List[int]] = {}
         for name, field in instance.fields.items():
             padding = _padding_value(field)
             if padding is not None:
@@ -286,13 +282,6 @@ class _CachedInstance:
                 self.padding_values[name] = padding
             else:  # only metadata batches as a list of plain values; any other field may hold tensors
                 self.holds_tensors[name] = not isinstance(field, MetadataField) or _holds_tensors(field.metadata)
-
-    def sort_lengths(self, keys: Sequence[str]) -> List[int]:
-        """The bucket sampler's lengths: `len` of each sorting key's field."""
-        key = tuple(keys)
-        if key not in self._sort_lengths:
-            self._sort_lengths[key] = [len(self.instance.fields[name]) for name in keys]
-        return self._sort_lengths[key]
 
 
 def _holds_tensors(value: Any) -> bool:

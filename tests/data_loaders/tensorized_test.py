@@ -35,6 +35,18 @@ def same(a, b, where="batch"):
         assert a == b, where
 
 
+def same_epoch(allennlp_loader, ours, epoch: int, where: str):
+    """One epoch of each loader under the same seed: the same batches, tensor for tensor. Returns ours."""
+    random.seed(epoch)
+    expected = list(allennlp_loader)
+    random.seed(epoch)
+    got = list(ours)
+    assert len(got) == len(expected) > 0
+    for index, (batch, reference) in enumerate(zip(got, expected)):
+        same(batch, reference, f"{where}, epoch {epoch}, batch {index}")
+    return got
+
+
 def loaders(config: str, **changes):
     params = Params.from_file(str(REPO_ROOT / config))
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
@@ -59,13 +71,7 @@ def test_the_same_batches_as_allennlps_loader_over_two_epochs(config):
     bucket_batches = ours._bucket_batches
     ours._bucket_batches = lambda instances: calls.append(1) or bucket_batches(instances)
     for epoch in range(2):
-        random.seed(epoch)
-        expected = list(allennlp_loader)
-        random.seed(epoch)
-        got = list(ours)
-        assert len(got) == len(expected) > 0
-        for index, (batch, reference) in enumerate(zip(got, expected)):
-            same(batch, reference, f"{config}, epoch {epoch}, batch {index}")
+        same_epoch(allennlp_loader, ours, epoch, config)
     assert all(cached is not None for cached in ours._tensor_cache)
     # the second epoch of a config whose fields are all token ids, labels and metadata came from the columns
     fields = {type(field).__name__ for instance in ours.iter_instances() for field in instance.fields.values()}
@@ -126,12 +132,6 @@ def test_new_instances_and_batches_changed_in_place_do_not_reach_the_cache():
                 loader._instances = list(fresh)
                 loader.index_with(allennlp_loader._vocab) if loader is allennlp_loader else [
                     instance.index_fields(allennlp_loader._vocab) for instance in fresh]
-        random.seed(epoch)
-        expected = list(allennlp_loader)
-        random.seed(epoch)
-        got = list(ours)
-        assert len(got) == len(expected) > 0
-        for index, (batch, reference) in enumerate(zip(got, expected)):
-            same(batch, reference, f"epoch {epoch}, batch {index}")
+        for batch in same_epoch(allennlp_loader, ours, epoch, "snli_mma_nse"):
             for tensor in (batch["premise"]["tokens"]["tokens"], batch["label"]):
                 tensor.fill_(7)  # what a model may do to its inputs

@@ -145,8 +145,9 @@ def _forward(leaf_records, leaf_rows, parents, children, structure, num_rows, we
     if not keep:
         return outputs, None
     # one buffer per kind, not six tensors per level: a graph's call copies what it keeps (`step_graphs`)
-    kept = tuple(torch.cat(kind) if kind else store.new_zeros(0, width * d)
-                 for kind, width in zip(zip(*per_level) if per_level else [()] * 6, (4, 1, 1, 1, 1, 1)))
+    widths = (4, 1, 1, 1, 1, 1)  # gates, g(u), c_p, o, g(c_p), output: blocks of d
+    kept = tuple(torch.cat([level[kind] for level in per_level]) if per_level else store.new_zeros(0, width * d)
+                 for kind, width in enumerate(widths))
     return outputs, _Saved(store, leaf_rows, parents, children, tuple(weights), kept,
                            structure, activation)
 
@@ -189,13 +190,11 @@ class _TreeLstmLevels(torch.autograd.Function):
                                 ctx.activation), grad_outputs)
 
 
-def _backward(saved: _Saved, grad_outputs: Optional[torch.Tensor]):
+def _backward(saved: _Saved, grad_outputs: torch.Tensor):
     """The gradients of `_TreeLstmLevels.apply`'s arguments (module docstring), from `saved` (unchanged)."""
     store, leaf_rows, parents, children, weights, per_level, structure, activation = saved
     left_weight, right_weight, left_peephole, right_peephole, output_peephole, _, _ = weights
     d = output_peephole.size(0)
-    if grad_outputs is None:
-        grad_outputs = store.new_zeros(store.size(0), d)
     derivative = ACTIVATION_DERIVATIVES[activation]
     # a real row is read only after its parent's level wrote it; the rows of roots and of a padded layout's padding
     # parents are read and never written: zeros

@@ -61,8 +61,8 @@ class SidedLevels(NamedTuple):
     A batch of trees' internal nodes by height, flat: level h occupies `parents[o_h : o_h + n_h]` and its children
     `children[2 o_h : 2 o_h + 2 n_h]` (the left children, then the right ones, in the parents' order), where
     `structure[h - 1]` = (#left, #right, #root) of the level and n_h their sum. A level's parents are ordered: left
-    children, right children, roots (exact: `padded=False`), or, with the capacities of a graph key
-    (`padded=True`): left children and roots, padding, then right children, padding; a padding parent is row
+    children, right children, roots (exact: no `level_bucket`), or, with the capacities of a graph key (a
+    `level_bucket`): left children and roots, padding, then right children, padding; a padding parent is row
     `num_rows - 1`, which nothing reads, and its children are row `num_rows - 2`, which nothing writes.
     """
 
@@ -71,7 +71,7 @@ class SidedLevels(NamedTuple):
     structure: Tuple[Tuple[int, int, int], ...]  # per level from height 1: (#left, #right, #root)
     leaf_rows: Tuple[torch.Tensor, torch.Tensor]  # node rows of the leaves that are left / right children
     leaf_positions: Tuple[torch.Tensor, torch.Tensor]  # their positions in the flattened (B * max_leaves) inputs
-    num_rows: int  # the node buffer's rows: B * num_nodes, and with `padded` the two rows above
+    num_rows: int  # the node buffer's rows: B * num_nodes, and for a graph key the two rows above
 
     @property
     def num_levels(self) -> int:
@@ -172,8 +172,8 @@ def sided_levels(mask: torch.BoolTensor, tree: Dict[str, torch.Tensor], num_node
 
 def pad_leaves(inputs: torch.Tensor, mask: torch.BoolTensor, tree: Dict[str, torch.Tensor],
                max_leaves: int) -> Tuple[torch.Tensor, torch.BoolTensor, Dict[str, torch.Tensor]]:
-    """The same batch with `max_leaves` leaf positions (and one internal slot fewer), as `BinaryTreeField` pads:
-    padding leaves and internal slots, the internal nodes' rows moved up (a graph key's shapes)."""
+    """The same batch with `max_leaves` leaf positions and max_leaves - 1 internal slots, as `BinaryTreeField`
+    pads: padding leaves and internal slots, the internal nodes' rows moved up (a graph key's shapes)."""
     batch_size, current = mask.shape
     extra = max_leaves - current
     if extra == 0:
