@@ -8,9 +8,11 @@ NSE passes one) in the caller's layout (LSTMN [i, f, o, ĉ], NSE [i, f, ĉ, o]):
 
     [i, f, o] = σ(s[i, f, o]);  ĉ = tanh(s[ĉ])       (stored: the backward reads them)
     c = f ⊙ c_prev + i ⊙ ĉ (+ an addend m: the LSTMN's deep fusion, eq. 15);  tanh(c) stored;  h = o ⊙ tanh(c)
-    with a step mask μ (the LSTMN's padding): h ← h μ, c ← c μ   (tanh(c) is stored before masking, as there)
+    with a step mask μ (the LSTMN's padding): h ← h μ, c ← c μ   (tanh(c) is stored before masking, as there);
+    or (the NSE's padding) h, c ← the previous state where μ = 0, and the written value v = h ⊙ d μ (d: dropout)
 
-Backward (`lstm_cell_backward_kernel`, `memplugins.modules.fast_path.contract.lstm_cell_backward` in one launch):
+Backward (`lstm_cell_backward_kernel`, `memplugins.modules.fast_path.contract.lstm_cell_backward` in one launch; the
+LSTMN's, the NSE has its own with its padding, `memplugins.modules.nse.cell_backward_kernel`):
 
     g_c' = g_c + g_h ⊙ o ⊙ (1 - tanh²(c))
     g_i = g_c' ⊙ ĉ ⊙ i(1 - i);  g_f = g_c' ⊙ c_prev ⊙ f(1 - f);  g_ĉ = g_c' ⊙ i ⊙ (1 - ĉ²);  g_o = g_h ⊙ tanh(c) ⊙ o(1 - o)
@@ -18,8 +20,9 @@ Backward (`lstm_cell_backward_kernel`, `memplugins.modules.fast_path.contract.ls
 returning g_c' and g_c' ⊙ f. Why equal: the same formulas with the same operations in the same order per element
 (torch's addcmul is f c_prev + (i ĉ), and so is this), so the results are the torch version's up to the compiler's
 fused multiply-adds on a GPU, except tanh: Triton's interpreter has no libdevice, so the forward computes it as
-1 - 2 / (exp(2x) + 1), within a few units in the last place of 1 of torch.tanh (exact limits ±1 at ±∞). Tensors come as (B, ·) views with unit stride along the last dimension. The
-interpreter tests of the LSTMN and NSE kernels run both.
+1 - 2 / (exp(2x) + 1), within a few units in the last place of 1 of torch.tanh (exact limits ±1 at ±∞). Tensors
+come as (B, ·) views with unit stride along the last dimension. The interpreter tests of the LSTMN's kernels run
+both, the NSE's the forward.
 """
 from typing import Sequence, Tuple
 
@@ -72,9 +75,10 @@ def _gate(gates_a, gates_b, activations, block: tl.constexpr, k, cols, in_k, IS_
 
 @triton.jit
 def _cell_forward(gates_a, gates_b, previous_memory, addend, step_mask, activations, memory_tanh, hidden_out,
-                  memory_out, k, stride_ga, stride_gb, stride_pm, stride_ad, stride_mask, stride_act, stride_mt,
-                  stride_h, stride_c, CANDIDATE: tl.constexpr, HAS_B: tl.constexpr, HAS_ADDEND: tl.constexpr,
-                  HAS_MASK: tl.constexpr, BLOCK_K: tl.constexpr):
+                  memory_out, previous_hidden, values_out, dropout, k, stride_ga, stride_gb, stride_pm, stride_ad,
+                  stride_mask, stride_act, stride_mt, stride_h, stride_c, stride_ph, stride_v, stride_d,
+                  CANDIDATE: tl.constexpr, HAS_B: tl.constexpr, HAS_ADDEND: tl.constexpr, HAS_MASK: tl.constexpr,
+                  KEEP: tl.constexpr, HAS_VALUES: tl.constexpr, HAS_DROPOUT: tl.constexpr, BLOCK_K: tl.constexpr):
     b = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
     in_k = cols < k
@@ -87,16 +91,29 @@ def _cell_forward(gates_a, gates_b, previous_memory, addend, step_mask, activati
         c_hat, o = third, fourth
     else:
         o, c_hat = third, fourth
-    c = f * tl.load(previous_memory + b * stride_pm + cols, mask=in_k, other=0.0) + i * c_hat
+    c_prev = tl.load(previous_memory + b * stride_pm + cols, mask=in_k, other=0.0)
+    c = f * c_prev + i * c_hat
     if HAS_ADDEND:
         c = c + tl.load(addend + b * stride_ad + cols, mask=in_k, other=0.0)
     tanh_c = _tanh(c)
     tl.store(memory_tanh + b * stride_mt + cols, tanh_c, mask=in_k)
     h = o * tanh_c
+    if HAS_VALUES:
+        v = h
+        if HAS_DROPOUT:
+            v = v * tl.load(dropout + b * stride_d + cols, mask=in_k, other=0.0)
+        if HAS_MASK:
+            v = v * tl.load(step_mask + b * stride_mask)
+        tl.store(values_out + b * stride_v + cols, v, mask=in_k)
     if HAS_MASK:
         mu = tl.load(step_mask + b * stride_mask)
-        h = h * mu
-        c = c * mu
+        if KEEP:
+            real = mu != 0
+            h = tl.where(real, h, tl.load(previous_hidden + b * stride_ph + cols, mask=in_k, other=0.0))
+            c = tl.where(real, c, c_prev)
+        else:
+            h = h * mu
+            c = c * mu
     tl.store(hidden_out + b * stride_h + cols, h, mask=in_k)
     tl.store(memory_out + b * stride_c + cols, c, mask=in_k)
 
@@ -108,22 +125,33 @@ def _tanh(x):
 
 
 def lstm_cell_forward_kernel(gates_a, gates_b, previous_memory, addend, step_mask, activations, memory_tanh,
-                             hidden_out, memory_out, candidate_block: int) -> None:
+                             hidden_out, memory_out, candidate_block: int, previous_hidden=None, values_out=None,
+                             dropout=None) -> None:
     """The cell's forward in one launch (module doc): gates_a, gates_b (or None) `(B, ≥ 4k)`, the first 4k columns
     used; previous_memory `(B, k)`; addend `(B, k)` or None; step_mask `(B, 1)` float or None; writes activations
     `(B, 4k)`, memory_tanh, hidden_out and memory_out `(B, k)` (views with unit stride along the last dimension);
-    candidate_block: the index of ĉ among the four gate blocks (3: LSTMN, 2: NSE)."""
+    candidate_block: the index of ĉ among the four gate blocks (3: LSTMN, 2: NSE). With previous_hidden `(B, k)`, a
+    step whose mask is 0 keeps the previous state (h, c) instead of zeroing it (the NSE's padding); with values_out
+    `(B, k)`, it also writes v = h ⊙ dropout (`(B, k)` or None) ⊙ step_mask there (the NSE's written value)."""
     batch_size, k = previous_memory.size()
     block = min(BLOCK, triton.next_power_of_2(k))
     empty = previous_memory.new_empty(0)
+
+    def given(x):
+        return x if x is not None else empty
+
+    def row_stride(x):
+        return x.stride(0) if x is not None else 0
+
     _cell_forward[(batch_size, triton.cdiv(k, block))](
-        gates_a, gates_b if gates_b is not None else empty, previous_memory,
-        addend if addend is not None else empty, step_mask if step_mask is not None else empty, activations,
-        memory_tanh, hidden_out, memory_out, k, gates_a.stride(0), gates_b.stride(0) if gates_b is not None else 0,
-        previous_memory.stride(0), addend.stride(0) if addend is not None else 0,
-        step_mask.stride(0) if step_mask is not None else 0, activations.stride(0), memory_tanh.stride(0),
-        hidden_out.stride(0), memory_out.stride(0), CANDIDATE=candidate_block, HAS_B=gates_b is not None,
-        HAS_ADDEND=addend is not None, HAS_MASK=step_mask is not None, BLOCK_K=block,
+        gates_a, given(gates_b), previous_memory, given(addend), given(step_mask), activations, memory_tanh,
+        hidden_out, memory_out, given(previous_hidden), given(values_out), given(dropout), k, gates_a.stride(0),
+        row_stride(gates_b), previous_memory.stride(0), row_stride(addend), row_stride(step_mask),
+        activations.stride(0), memory_tanh.stride(0), hidden_out.stride(0), memory_out.stride(0),
+        row_stride(previous_hidden), row_stride(values_out), row_stride(dropout), CANDIDATE=candidate_block,
+        HAS_B=gates_b is not None, HAS_ADDEND=addend is not None, HAS_MASK=step_mask is not None,
+        KEEP=previous_hidden is not None, HAS_VALUES=values_out is not None, HAS_DROPOUT=dropout is not None,
+        BLOCK_K=block,
     )
 
 

@@ -27,7 +27,8 @@ class _Adjoints:
 
     decay: List[Optional[torch.Tensor]]  # g_a per memory (None: read-only)
     weights: List[Optional[torch.Tensor]]  # g_W per memory, (B, l, T)
-    hidden: torch.Tensor  # g of the write LSTM's h
+    hidden: Optional[torch.Tensor]  # g of the write LSTM's h through the gates' product with W_hh (None: none yet)
+    kept_hidden: Optional[torch.Tensor]  # ... and what a padded step passed through to it (None: the step was full)
     memory: torch.Tensor  # g of its c
 
 
@@ -41,8 +42,8 @@ class _Records:
     gates: torch.Tensor  # the write LSTM's pre-activation gradients, (B, T, 4k)
     compose_input: torch.Tensor  # g of f_c's pre-activation, (B, T, c)
     read_weights: List[torch.Tensor]  # z ⊙ a (the M_0 part of each read), (B, T, l)
-    query_grads: torch.Tensor  # [t, s]: g of step t's history score of value s, (B, T, T)
-    coefficient_rows: List[Optional[torch.Tensor]]  # [t, s]: (zᵀ W_{t-1})[s] per written memory, (B, T, T)
+    history_scores: torch.Tensor  # [t, s]: g of step t's history score of value s, zero-filled, (B, T, T)
+    values: torch.Tensor  # g of each written value v_s: its output gradient, and each later read's as it is met
 
 
 class _Step(NamedTuple):
@@ -72,19 +73,20 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
 
     adjoints = _Adjoints([adjoint(grad_decays, n, m.size(1)) for n, m in enumerate(initials)],
                          [adjoint(grad_weights, n, m.size(1), num_steps) for n, m in enumerate(initials)],
-                         queries.new_zeros(batch_size, k), queries.new_zeros(batch_size, k))
+                         None, None, queries.new_zeros(batch_size, k))
     records = _Records(
         queries.new_empty(queries.size()), [torch.empty_like(s) for s in initial_scores],
         queries.new_empty(buffers.retrieved.size()), queries.new_empty(batch_size, num_steps, 4 * k),
         queries.new_empty(buffers.compose_input.size()),
         [queries.new_empty(batch_size, num_steps, m.size(1)) for m in initials],
         queries.new_zeros(batch_size, num_steps, num_steps),
-        [queries.new_zeros(batch_size, num_steps, num_steps) if w else None for w in written],
+        grad_values.clone(memory_format=torch.contiguous_format) if grad_values is not None
+        else queries.new_zeros(queries.size()),
     )
     records.queries[:, 0] = 0  # o_1 reads no history
-    grad_values = grad_values if grad_values is not None else queries.new_zeros(queries.size())
     full_steps = step_is_full(mask)
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
+    cell_weight = torch.cat([cell.weight_ih, cell.weight_hh], dim=1)  # [W_ih W_hh], as the forward's product
     # Not in float64 on CUDA: there, on an H100 (2026-11-24, torch 2.11, Triton 3.6), the backward's kernels gave
     # gradients up to 2 % off the torch operations' in processes that had run other CUDA work first (a fresh process
     # matched to 1e-15; float32 matched the torch path in the same processes). Likely the in-place race fixed on
@@ -96,32 +98,19 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
         initials = [initial.contiguous() for initial in initials]
     for t in reversed(range(num_steps)):
         step = _Step(t, steps[t], full_steps[t], step_masks[:, t])
-        grad_value = _value_gradient(t, grad_values, queries, written, records, k)
         grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
-        grad_composed = _cell_backward(step, grad_value, dropout, buffers, cell, adjoints, records, kernel)
+        grad_composed = _cell_backward(step, records.values[:, t], dropout, buffers, cell_weight, adjoints, records,
+                                       kernel)
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records, compose_dropout)
-        grad_history = queries.new_zeros(batch_size, t) if t > 0 else None
+        grad_history = records.history_scores[:, t, :t] if t > 0 else None
         for n in range(count):
             read_backward = _kernel_read_backward if kernel else _read_backward
             read_backward(step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers,
                           initial_scores[n], initials[n], adjoints, records, grad_history)
-        if t > 0:
-            records.query_grads[:, t, :t] = grad_history
-            records.queries[:, t] = torch.bmm(grad_history.unsqueeze(1), buffers.values[:, :t]).squeeze(1)
+        if t > 0:  # through q = H_{<t} o_t: o_t's gradient, and each earlier value's
+            records.values[:, :t].baddbmm_(grad_history.unsqueeze(-1), queries[:, t].unsqueeze(1))
+            torch.bmm(grad_history.unsqueeze(1), buffers.values[:, :t], out=records.queries[:, t].unsqueeze(1))
     return _gradients(buffers, records, k, count)
-
-
-def _value_gradient(t, grad_values, queries, written, records: _Records, k):
-    """The gradient of the written value v_t: its output gradient plus every later step's reads of it."""
-    grad_value = grad_values[:, t]
-    if t + 1 < queries.size(1):
-        later = records.query_grads[:, t + 1 :, t].unsqueeze(1).contiguous()  # through q = H o
-        grad_value = grad_value + torch.bmm(later, queries[:, t + 1 :]).squeeze(1)
-        for n, is_written in enumerate(written):
-            if is_written:  # through r = (zᵀ W) H
-                later = records.coefficient_rows[n][:, t + 1 :, t].unsqueeze(1).contiguous()
-                grad_value = grad_value + torch.bmm(later, records.retrieved[:, t + 1 :, n * k : (n + 1) * k]).squeeze(1)
-    return grad_value
 
 
 def _write_backward(step: _Step, keys, grad_keys, written, index, adjoints: _Adjoints, kernel: bool = False
@@ -151,44 +140,64 @@ def _write_backward(step: _Step, keys, grad_keys, written, index, adjoints: _Adj
     return grad_z
 
 
-def _cell_backward(step: _Step, grad_value, dropout, buffers: Buffers, cell: CellWeights, adjoints: _Adjoints,
-                   records: _Records, kernel: bool = False) -> torch.Tensor:
-    """(5), (13) in reverse: the write LSTM's gate gradients into `records.gates`; returns g_c_t."""
-    t = step.t
-    input_gate, forget_gate, cell_gate, output_gate = buffers.gates[:, t].chunk(4, dim=-1)
-    grad_hidden = grad_value * dropout[:, t] if dropout is not None else grad_value
-    if step.full:
-        grad_hidden, grad_memory, kept = grad_hidden + adjoints.hidden, adjoints.memory, None
-    else:  # a padded step passed the state through: that part of the adjoint skips the cell
-        kept = (adjoints.hidden * (1 - step.mask), adjoints.memory * (1 - step.mask))
-        grad_hidden, grad_memory = (grad_hidden + adjoints.hidden) * step.mask, adjoints.memory * step.mask
+def _cell_backward(step: _Step, grad_value, dropout, buffers: Buffers, cell_weight: torch.Tensor,
+                   adjoints: _Adjoints, records: _Records, kernel: bool = False) -> torch.Tensor:
+    """(5), (13) in reverse, from the written value's whole gradient: the write LSTM's gate gradients into
+    `records.gates`, the adjoints of its state moved to before step t (in one Triton launch with `kernel`:
+    `memplugins.modules.nse.cell_backward_kernel`, whose docstring has the formulas); returns g_c_t."""
+    t, k = step.t, grad_value.size(-1)
     grad_gates = records.gates[:, t]
-    _, adjoints.memory = lstm_cell_backward(grad_hidden, grad_memory, input_gate, forget_gate, cell_gate, output_gate,
-                                            buffers.previous_memory[:, t], buffers.memory_tanh[:, t],
-                                            grad_gates.chunk(4, dim=-1), kernel=kernel)
-    adjoints.hidden = grad_gates.mm(cell.weight_hh)
-    if kept is not None:
-        adjoints.hidden, adjoints.memory = adjoints.hidden + kept[0], adjoints.memory + kept[1]
-    return grad_gates.mm(cell.weight_ih)
+    step_dropout = dropout[:, t] if dropout is not None else None
+    if kernel:
+        from memplugins.modules.nse.cell_backward_kernel import cell_backward
+
+        adjoints.kept_hidden, adjoints.memory = cell_backward(
+            grad_value, step_dropout, adjoints.hidden, adjoints.kept_hidden, adjoints.memory,
+            None if step.full else step.mask, buffers.gates[:, t], buffers.previous_memory[:, t],
+            buffers.memory_tanh[:, t], grad_gates)
+    else:
+        input_gate, forget_gate, cell_gate, output_gate = buffers.gates[:, t].chunk(4, dim=-1)
+        grad_hidden = grad_value * step_dropout if step_dropout is not None else grad_value
+        hidden = adjoints.hidden if adjoints.hidden is not None else torch.zeros_like(grad_value)
+        if adjoints.kept_hidden is not None:
+            hidden = hidden + adjoints.kept_hidden
+        if step.full:
+            grad_hidden, grad_memory, kept_memory = grad_hidden + hidden, adjoints.memory, None
+            adjoints.kept_hidden = None
+        else:  # a padded step passed the state through: that part of the adjoint skips the cell
+            adjoints.kept_hidden, kept_memory = hidden * (1 - step.mask), adjoints.memory * (1 - step.mask)
+            grad_hidden, grad_memory = (grad_hidden + hidden) * step.mask, adjoints.memory * step.mask
+        _, adjoints.memory = lstm_cell_backward(grad_hidden, grad_memory, input_gate, forget_gate, cell_gate,
+                                                output_gate, buffers.previous_memory[:, t],
+                                                buffers.memory_tanh[:, t], grad_gates.chunk(4, dim=-1))
+        if kept_memory is not None:
+            adjoints.memory = adjoints.memory + kept_memory
+    products = grad_gates.mm(cell_weight)  # [g_c_t, g_h_{t-1}]: one product with [W_ih W_hh]
+    adjoints.hidden = products[:, -k:]
+    return products[:, :-k]
 
 
 def _compose_backward(t, grad_composed, buffers: Buffers, cell: CellWeights, compose: str, records: _Records,
                       compose_dropout: Optional[torch.Tensor] = None):
-    """(4), (12) in reverse: g of f_c's pre-activation (through c_t's dropout, if any), and g_r = g_pre W_m for
-    every memory's read."""
+    """(4), (12) in reverse: g of f_c's pre-activation (through c_t's dropout, if any) into `records.compose_input`,
+    and g_r = g_pre W_m for every memory's read into `records.retrieved`."""
     if compose_dropout is not None:
         grad_composed = grad_composed * compose_dropout[:, t]
-    if compose == "relu":
-        grad_composed = grad_composed * (buffers.compose_input[:, t] > 0)
-    records.compose_input[:, t] = grad_composed
-    grad_reads = grad_composed.mm(cell.compose_weight)
-    records.retrieved[:, t] = grad_reads
+    grad_pre = records.compose_input[:, t]
+    if compose == "relu":  # ReLU's own backward: the gradient where the pre-activation is positive, else 0
+        torch.ops.aten.threshold_backward.grad_input(grad_composed, buffers.compose_input[:, t], 0,
+                                                     grad_input=grad_pre)
+    else:
+        grad_pre.copy_(grad_composed)
+    grad_reads = records.retrieved[:, t]
+    torch.mm(grad_pre, cell.compose_weight, out=grad_reads)
     return grad_reads
 
 
 def _read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, initial_scores, initial,
                    adjoints: _Adjoints, records: _Records, grad_history) -> None:
-    """(3), (2) (or (11), (10)) of memory n in reverse; adds to the history scores' gradient `grad_history`."""
+    """(3), (2) (or (11), (10)) of memory n in reverse; adds to the history scores' gradient `grad_history` and to
+    the earlier written values' gradients."""
     t, state = step.t, step.state
     z = buffers.raw_keys[n][:, t]
     grad_weighted = torch.bmm(grad_read.unsqueeze(1), initial.transpose(1, 2)).squeeze(1)  # M_0 g_r
@@ -203,7 +212,8 @@ def _read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, i
     adjoints.decay[n] += grad_weighted * z
     if t > 0:
         write_weights = state.write_weights[index]
-        records.coefficient_rows[n][:, t, :t] = state.coefficients[index]
+        # through r = (zᵀ W) H: the earlier values' gradients
+        records.values[:, :t].baddbmm_(state.coefficients[index].unsqueeze(-1), grad_read.unsqueeze(1))
         grad_coefficients = torch.bmm(grad_read.unsqueeze(1), buffers.values[:, :t].transpose(1, 2)).squeeze(1)
         g = g + torch.bmm(grad_coefficients.unsqueeze(1), write_weights.transpose(1, 2)).squeeze(1)
         adjoints.weights[n][:, :, :t].addcmul_(z.unsqueeze(2), grad_coefficients.unsqueeze(1))
@@ -227,20 +237,21 @@ def _kernel_read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buf
                   state.decays[index] if index is not None else None,
                   state.write_weights[index] if has_history else None,
                   state.coefficients[index] if has_history else None, state.history_scores if has_history else None,
-                  buffers.values, records.read_weights[n][:, t],
-                  records.coefficient_rows[n][:, t, :t] if has_history else None, records.initial_scores[n],
+                  buffers.values, records.read_weights[n][:, t], records.values, records.initial_scores[n],
                   adjoints.decay[n], adjoints.weights[n], grad_history)
 
 
 def _gradients(buffers: Buffers, records: _Records, k: int, count: int) -> Gradients:
     """The weight gradients of the per-step products, each one product over all steps."""
-    batch_size, num_steps = buffers.composed.shape[:2]
+    batch_size, num_steps = records.gates.shape[:2]
     flat = batch_size * num_steps
     flat_gates = records.gates.view(flat, 4 * k)
+    cell_inputs = buffers.cell_inputs[:, :num_steps]
+    cell_weights = flat_gates.t().mm(cell_inputs.reshape(flat, cell_inputs.size(-1)))  # [W_ih W_hh]
     weights = (
         records.compose_input.view(flat, -1).t().mm(buffers.retrieved.view(flat, -1)),  # W_m
-        flat_gates.t().mm(buffers.composed.view(flat, -1)),  # W_ih
-        flat_gates.t().mm(buffers.previous_hidden.view(flat, k)),  # W_hh
+        cell_weights[:, :-k],  # W_ih
+        cell_weights[:, -k:],  # W_hh
         flat_gates.sum(0),  # bias
     )
     initials = [torch.bmm(records.read_weights[n].transpose(1, 2), records.retrieved[:, :, n * k : (n + 1) * k])

@@ -14,8 +14,8 @@ the loop) and S0_t = M_0 o_t (all t at once, outside):
     eq.          forward                                        adjoint (reverse order)
     (6)(14)(15)  a ← a ⊙ (1 - z'),  W ← [W ⊙ (1 - z'), z'],     g_z' = g_W[:, t] - Σ_s g_W[:, s] ⊙ W_s - g_a ⊙ a
                  H ← [H; v_t],  z' = z ⊙ mask_t                 g_a ← g_a ⊙ (1 - z');  g_W[:, <t] ← ⊙ (1 - z')
-    (5)(13)      h_t = LSTMCell(c_t, state);                    `contract.lstm_cell_backward`; g_c_t = g_gates W_ih;
-                 v_t = dropout(h_t) ⊙ mask_t                    g_h_{t-1} = g_gates W_hh
+    (5)(13)      h_t = LSTMCell(c_t, state);                    `contract.lstm_cell_backward`;
+                 v_t = dropout(h_t) ⊙ mask_t                    [g_c_t, g_h_{t-1}] = g_gates [W_ih W_hh]
     (4)(12)      c_t = f_c(C_o o_t + b + W_m [r^1; ...; r^N])   g_pre = g_c_t ⊙ d_t ⊙ f_c';  g_r = g_pre W_m
                  ⊙ d_t (dropout on f_w's input, if given)
     (3)(11)      r = (z ⊙ a)ᵀ M_0 + (zᵀ W) H_{<t}               g_z += (M_0 g_r) ⊙ a + W (H g_r);  g_a += (M_0 g_r) ⊙ z;
@@ -29,20 +29,25 @@ the scores are its only use of them (f_c's o_t half, `composed`, comes in from o
 on to β_t and o_t.
 
 The gradient of a written value v_s gathers every later step's reads of it, Σ_{t>s} g_q,t[s] o_t (through q) and
-Σ_{t>s} (zᵀW)_t[s] g_r,t (through r); both are recorded when the later steps are processed, so they are complete
-when step s is reached. M_0's gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m,
+Σ_{t>s} (zᵀW)_t[s] g_r,t (through r); each later step adds its terms to every earlier value's gradient when it is
+processed (one rank-1 update of H_{<t}'s gradient per term), so they are complete when step s is reached. M_0's gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m,
 the write LSTM's) are each one product over all steps.
 
 What it saves over autograd: 60-odd graph nodes per step, which at B = 32, k = 300 cost about as much as their
-arithmetic. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
+arithmetic. The write LSTM's input c_t and its state h_{t-1} share one row of a buffer (`Buffers.cell_inputs`), so
+its gates are one product with [W_ih W_hh] each way, and each step writes its new state where the next reads it;
+a padded step is always the masked path inside a CUDA graph (`step_graphs.step_is_full`), so its masking is part
+of the kernels rather than separate operations. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
 on h_t (and, where the encoder places it there, on c_t as f_w's input: d_t above) uses one mask drawn for all
 steps before the loop (the same distribution as per-step dropout). Mixed
 precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast_path.contract`).
 
 On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
-(`read_kernel.py`, which says why it is equal), and so do the read's backward (`read_backward_kernel.py`), the
-write's (`write_backward_kernel.py`) and the write LSTM's (`memplugins.modules.fast_path.cell_kernel`), the
-backward's in float32 only (`backward.py` says why); the "eager" backend turns them off.
+(`read_kernel.py`, which says why it is equal), and so does the write LSTM's step with its padding and written
+value (`memplugins.modules.fast_path.cell_kernel`); the backward's kernels, in float32 only (`backward.py` says
+why), are the read's (`read_backward_kernel.py`, which also adds the read's share of the earlier values'
+gradients), the write's (`write_backward_kernel.py`) and the write LSTM's (`cell_backward_kernel.py`, with the
+step's padding and dropout). The "eager" backend turns them off.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
@@ -90,41 +95,66 @@ def _read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: 
     return StepState(history_scores, decays, write_weights, coefficients)
 
 
-def _compose_and_cell(t: int, composed, buffers: Buffers, cell: CellWeights, compose: str, hidden, memory,
-                      kernel: bool = False, compose_dropout: Optional[torch.Tensor] = None):
-    """(4) and (5): c_t into `buffers.composed` (after its dropout, if any: what f_w reads, and what W_ih's gradient
-    needs), the write LSTM's step (its pointwise part in one Triton launch with
-    `kernel`: `memplugins.modules.fast_path.cell_kernel`); returns its new (h, c)."""
-    k = hidden.size(-1)
-    pre = torch.addmm(composed[:, t], buffers.retrieved[:, t], cell.compose_weight.t())  # (4)
-    buffers.compose_input[:, t] = pre
-    c_t = torch.relu(pre) if compose == "relu" else pre
-    if compose_dropout is not None:
-        c_t = c_t * compose_dropout[:, t]
-    buffers.composed[:, t] = c_t
-    gates = torch.addmm(cell.bias, c_t, cell.weight_ih.t()).addmm_(hidden, cell.weight_hh.t())  # (5): LSTMCell
+def _compose(t: int, buffers: Buffers, cell: CellWeights, compose: str,
+             compose_dropout: Optional[torch.Tensor] = None) -> None:
+    """(4): f_c's pre-activation in `buffers.compose_input` (which holds the o_t half, `composed`, on entry), c_t
+    (after its dropout, if any: what f_w reads, and what W_ih's gradient needs) into its place in
+    `buffers.cell_inputs`."""
+    pre = buffers.compose_input[:, t].addmm_(buffers.retrieved[:, t], cell.compose_weight.t())  # in place: no copy
+    c_t = buffers.cell_inputs[:, t, : pre.size(-1)]
+    if compose == "relu":
+        torch.clamp_min(pre, 0, out=c_t)  # what torch.relu computes
+        if compose_dropout is not None:
+            c_t.mul_(compose_dropout[:, t])
+    elif compose_dropout is not None:
+        torch.mul(pre, compose_dropout[:, t], out=c_t)
+    else:
+        c_t.copy_(pre)
+
+
+def _cell(t: int, buffers: Buffers, cell_weight: torch.Tensor, bias: torch.Tensor, step_mask: Optional[torch.Tensor],
+          dropout: Optional[torch.Tensor], kernel: bool = False) -> None:
+    """(5) and the written value: the write LSTM's step from [c_t; h_{t-1}] with cell_weight [W_ih W_hh] (one
+    product), its new (h, c) into row t + 1 of `buffers.cell_inputs` and `buffers.cell_memories` (a step whose
+    step_mask is 0 keeps the previous ones; no mask: a full step), v_t = h_t ⊙ dropout ⊙ mask_t into
+    `buffers.values` (its pointwise part in one Triton launch with `kernel`:
+    `memplugins.modules.fast_path.cell_kernel`)."""
+    k = buffers.memory_tanh.size(-1)
+    gates = torch.addmm(bias, buffers.cell_inputs[:, t], cell_weight.t())  # (5): LSTMCell
     step_gates = buffers.gates[:, t]
-    buffers.previous_hidden[:, t] = hidden
-    buffers.previous_memory[:, t] = memory
+    hidden, new_hidden_out = buffers.cell_inputs[:, t, -k:], buffers.cell_inputs[:, t + 1, -k:]
+    memory, new_memory_out = buffers.cell_memories[:, t], buffers.cell_memories[:, t + 1]
+    step_dropout = dropout[:, t] if dropout is not None else None
     if kernel:
         from memplugins.modules.fast_path.cell_kernel import lstm_cell_forward_kernel
 
-        new_hidden, new_memory = torch.empty_like(memory), torch.empty_like(memory)
-        lstm_cell_forward_kernel(gates, None, memory, None, None, step_gates, buffers.memory_tanh[:, t], new_hidden,
-                                 new_memory, candidate_block=2)
-        return new_hidden, new_memory
+        lstm_cell_forward_kernel(gates, None, memory, None, step_mask, step_gates, buffers.memory_tanh[:, t],
+                                 new_hidden_out, new_memory_out, candidate_block=2,
+                                 previous_hidden=hidden if step_mask is not None else None,
+                                 values_out=buffers.values[:, t], dropout=step_dropout)
+        return
     torch.sigmoid(gates, out=step_gates)
     torch.tanh(gates[:, 2 * k : 3 * k], out=step_gates[:, 2 * k : 3 * k])
     input_gate, forget_gate, cell_gate, output_gate = step_gates.chunk(4, dim=-1)
     new_memory = torch.addcmul(forget_gate * memory, input_gate, cell_gate)
     torch.tanh(new_memory, out=buffers.memory_tanh[:, t])
-    return output_gate * buffers.memory_tanh[:, t], new_memory
+    new_hidden = output_gate * buffers.memory_tanh[:, t]
+    value = new_hidden * step_dropout if step_dropout is not None else new_hidden
+    if step_mask is None:
+        buffers.values[:, t] = value
+        new_hidden_out.copy_(new_hidden)
+        new_memory_out.copy_(new_memory)
+    else:  # a padded step writes nothing and leaves the write LSTM's state as it was
+        torch.mul(value, step_mask, out=buffers.values[:, t])
+        real = step_mask != 0
+        torch.where(real, new_hidden, hidden, out=new_hidden_out)
+        torch.where(real, new_memory, memory, out=new_memory_out)
 
 
 def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], written: _Written,
-                 slot_masks: List[torch.Tensor]) -> StepState:
-    """`_read` with step t-1's write (`_write` with `update=False` left it pending) in one Triton launch per memory
-    (`memplugins.modules.nse.read_kernel`, whose docstring says why it is equal)."""
+                 slot_masks: List[torch.Tensor], step_masks: torch.Tensor) -> StepState:
+    """`_read` with step t-1's write (which `_forward` leaves pending; its key z' = z ⊙ mask_{t-1}) in one Triton
+    launch per memory (`memplugins.modules.nse.read_kernel`, whose docstring says why it is equal)."""
     from memplugins.modules.nse.read_kernel import write_and_read
 
     k = query.size(-1)
@@ -132,8 +162,9 @@ def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], wr
     decays, write_weights, coefficients = [], [], []
     for n, memory in enumerate(memories):
         saved = write_and_read(t, memory.initial_scores, memory.initial, slot_masks[n], written.decay[n],
-                               written.weights[n], buffers.keys[n][:, t - 1] if t > 0 else None, history,
-                               buffers.values, buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k])
+                               written.weights[n], buffers.raw_keys[n][:, t - 1] if t > 0 else None,
+                               step_masks[:, t - 1] if t > 0 else None, history, buffers.values,
+                               buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k])
         if memory.written:
             decays.append(saved.decay)
             if t > 0:
@@ -142,13 +173,11 @@ def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], wr
     return StepState(history, decays, write_weights, coefficients)
 
 
-def _write(t: int, step_keys: List[torch.Tensor], buffers: Buffers, memories: Sequence[Memory], written: _Written,
-           update: bool = True):
-    """(6), (14), (15): a ← a ⊙ (1 - z'), W ← [W ⊙ (1 - z'), z'] (with `update`: the kernel's next launch does it
-    otherwise); the keys z' are stored either way."""
+def _write(t: int, step_keys: List[torch.Tensor], memories: Sequence[Memory], written: _Written) -> None:
+    """(6), (14), (15) with the keys z' = z ⊙ mask_t: a ← a ⊙ (1 - z'), W ← [W ⊙ (1 - z'), z'] (the kernel's next
+    launch does it on its own)."""
     for n, z in enumerate(step_keys):
-        buffers.keys[n][:, t] = z
-        if memories[n].written and update:
+        if memories[n].written:
             keep = 1 - z
             written.decay[n].mul_(keep)
             written.weights[n][:, :, :t] *= keep.unsqueeze(-1)
@@ -165,31 +194,27 @@ def _forward(queries, composed, mask, dropout, compose_dropout, cell: CellWeight
     )
     full_steps = step_is_full(mask)
     step_masks = mask.unsqueeze(-1).to(queries.dtype)
-    hidden, memory = queries.new_zeros(batch_size, k), queries.new_zeros(batch_size, k)
     kernel = triton_kernel_applies(queries, "memplugins.modules.nse.read_kernel")
     if kernel:  # the kernel reads rows of M_0 and the masks with unit stride
         memories = [m._replace(initial=m.initial.contiguous()) for m in memories]
         slot_masks = [m.mask.to(torch.uint8).contiguous() for m in memories]
+    cell_weight = torch.cat([cell.weight_ih, cell.weight_hh], dim=1)  # [W_ih W_hh]: one product per step
+    buffers.compose_input.copy_(composed)  # (4)'s o_t half; each step adds its reads' half in place
     for t in range(num_steps):
         if kernel:
-            state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks)
+            state = _kernel_read(t, queries[:, t], buffers, memories, written, slot_masks, step_masks)
         else:
             state = _read(t, queries[:, t], buffers, memories, written)
-        new_hidden, new_memory = _compose_and_cell(t, composed, buffers, cell, compose, hidden, memory, kernel,
-                                                   compose_dropout)
-        value = new_hidden * dropout[:, t] if dropout is not None else new_hidden
-        step_keys = [keys[:, t] for keys in buffers.raw_keys]
-        if full_steps[t]:
-            hidden, memory = new_hidden, new_memory
-        else:  # a padded step writes nothing and leaves the write LSTM's state as it was
-            hidden = torch.where(mask[:, t, None], new_hidden, hidden)
-            memory = torch.where(mask[:, t, None], new_memory, memory)
-            value = value * step_masks[:, t]
-            step_keys = [z * step_masks[:, t] for z in step_keys]
-        buffers.values[:, t] = value
-        _write(t, step_keys, buffers, memories, written, update=not kernel or t == num_steps - 1)
+        _compose(t, buffers, cell, compose, compose_dropout)
+        step_mask = None if full_steps[t] else step_masks[:, t]
+        _cell(t, buffers, cell_weight, cell.bias, step_mask, dropout, kernel)
+        if not kernel or t == num_steps - 1:  # the kernel's next launch does the write otherwise
+            step_keys = [keys[:, t] for keys in buffers.raw_keys]
+            _write(t, step_keys if step_mask is None else [z * step_mask for z in step_keys], memories, written)
         if saved is not None:
             saved.append(state)
+    for raw_keys, keys in zip(buffers.raw_keys, buffers.keys):
+        torch.mul(raw_keys, step_masks, out=keys)  # z', what each step wrote with
     decays = [d for d in written.decay if d is not None]
     weights = [w for w in written.weights if w is not None]
     return buffers.values, buffers.keys, decays, weights, buffers

@@ -6,14 +6,15 @@ memory and step. One program per batch row, looping over the memory slots and th
 layout of `memplugins.modules.nse.read_kernel`, the forward). For row b, with g_r the read's gradient, g_z the
 key's gradient from the write, z, a = a_{t-1}, W = W_{t-1} (l × t), q = H_{<t} o_t and S0 as the forward kept them:
 
-    pass 1 (written, t > 0):  g_c,i = <h_i, g_r>  (the coefficients' gradient, through r = (zᵀ W) H)
+    pass 1 (written, t > 0):  g_c,i = <h_i, g_r>  (the coefficients' gradient, through r = (zᵀ W) H);
+             ∂h_i += c_i g_r  (the written values' gradient through r, with c = zᵀ W as the forward kept it)
     pass 2:  g_w,j = <M_0,j, g_r>;  record z_j a_j (M_0's read weight);
              g_j = g_z,j + g_w,j a_j + Σ_i W_ji g_c,i   (read-only: g_j = g_z,j + g_w,j)
              ∂a_j += g_w,j z_j;  ∂W_ji += z_j g_c,i;  d = Σ_j z_j g_j
     pass 3:  g_s,j = z_j (g_j - d)  (softmax);  ∂S0_j,t = g_s,j a_j;  ∂a_j += g_s,j S0_j;  ∂W_ji += g_s,j q_i
     pass 4 (written, t > 0):  ∂q_i += Σ_j g_s,j W_ji  (the history scores' gradient, summed over the memories)
 
-It also copies zᵀ W into the record that the written values' gradients read later (`coefficient_rows`). Why equal
+Why equal
 to the plain backward: the same formulas, each sum added in the same order of terms (∂a and ∂W get their two
 addends in the plain order); only the order inside the dot products differs (blocked reductions), which moves
 results by rounding. Passes that read what an earlier pass stored are separated by `tl.debug_barrier()`, and so
@@ -30,9 +31,9 @@ MAX_BLOCK = 64  # slots and history steps per block of the loops (fewer when k i
 
 
 @triton.jit
-def _coefficient_gradients(values, grad_read, scratch_gc, coefficients, coefficient_row, t, k, stride_ht,
+def _coefficient_gradients(values, grad_read, scratch_gc, coefficients, value_grads, t, k, stride_ht, stride_vgt,
                            BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
-    """Pass 1 for one row (pointers at the row): g_c into `scratch_gc`; copies zᵀ W into its record."""
+    """Pass 1 for one row (pointers at the row): g_c into `scratch_gc`; adds c_i g_r to each ∂h_i."""
     ks = tl.arange(0, BLOCK_K)
     g_r = tl.load(grad_read + ks, mask=ks < k, other=0.0)
     for s0 in range(0, t, BLOCK_S):
@@ -41,7 +42,11 @@ def _coefficient_gradients(values, grad_read, scratch_gc, coefficients, coeffici
         h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=in_s[:, None] & (ks < k)[None, :],
                     other=0.0)
         tl.store(scratch_gc + ss, tl.sum(h * g_r[None, :], axis=1), mask=in_s)
-        tl.store(coefficient_row + ss, tl.load(coefficients + ss, mask=in_s, other=0.0), mask=in_s)
+        c = tl.load(coefficients + ss, mask=in_s, other=0.0)
+        offsets = ss[:, None] * stride_vgt + ks[None, :]
+        block = in_s[:, None] & (ks < k)[None, :]
+        tl.store(value_grads + offsets, tl.load(value_grads + offsets, mask=block, other=0.0) + c[:, None] * g_r[None, :],
+                 mask=block)
 
 
 @triton.jit
@@ -129,10 +134,11 @@ def _history_gradients(scratch_g, weights, grad_history, t, num_slots, BLOCK_L: 
 
 @triton.jit
 def _read_backward(keys, grad_keys, grad_read, initial, decay, weights, coefficients, history, values,
-                   initial_scores, read_weights, coefficient_rows, grad_scores, grad_decay, grad_weights,
+                   initial_scores, read_weights, value_grads, grad_scores, grad_decay, grad_weights,
                    grad_history, scratch_g, scratch_gc, t, num_slots, k,
                    stride_zb, stride_gb, stride_rb, stride_mb, stride_ml, stride_hb, stride_ht, stride_sb, stride_sl,
-                   stride_st, stride_wb, stride_cb, stride_gsb, stride_gsl, stride_gst, stride_gwb, stride_gwl,
+                   stride_st, stride_wb, stride_vgb, stride_vgt, stride_qb, stride_gsb, stride_gsl, stride_gst,
+                   stride_gwb, stride_gwl,
                    WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr,
                    BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
     b = tl.program_id(0)
@@ -142,7 +148,7 @@ def _read_backward(keys, grad_keys, grad_read, initial, decay, weights, coeffici
         scratch_gc + b * t
     if HAS_HISTORY:
         _coefficient_gradients(values + b * stride_hb, grad_read_row, scratch_gc_row, coefficients + b * t,
-                               coefficient_rows + b * stride_cb, t, k, stride_ht, BLOCK_S, BLOCK_K)
+                               value_grads + b * stride_vgb, t, k, stride_ht, stride_vgt, BLOCK_S, BLOCK_K)
         tl.debug_barrier()
     dot = _key_gradients(keys_row, grad_keys + b * stride_gb, grad_read_row, initial + b * stride_mb, decay_row,
                          weights_row, scratch_gc_row, scratch_row, read_weights + b * stride_wb, grad_decay_row,
@@ -154,28 +160,29 @@ def _read_backward(keys, grad_keys, grad_read, initial, decay, weights, coeffici
                      dot, t, num_slots, stride_sl, stride_gwl, stride_gsl, WRITTEN, HAS_HISTORY, BLOCK_L, BLOCK_S)
     if HAS_HISTORY:
         tl.debug_barrier()
-        _history_gradients(scratch_row, weights_row, grad_history + b * t, t, num_slots, BLOCK_L, BLOCK_S)
+        _history_gradients(scratch_row, weights_row, grad_history + b * stride_qb, t, num_slots, BLOCK_L, BLOCK_S)
 
 
 def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, decay, weights, coefficients, history,
-                  values, read_weights, coefficient_rows, grad_scores, grad_decay, grad_weights, grad_history) -> None:
+                  values, read_weights, value_grads, grad_scores, grad_decay, grad_weights, grad_history) -> None:
     """
     One memory's read at step t in reverse (module doc). keys z `(B, l)`, grad_keys g_z `(B, l)`, grad_read g_r
     `(B, k)` (views with unit-stride rows are fine), initial M_0 `(B, l, k)`, initial_scores S0 `(B, l, T)`; for a
     written memory the forward's a_{t-1} `(B, l)`, W_{t-1} `(B, l, t)`, zᵀ W `(B, t)` and q `(B, t)` (contiguous;
-    None for a read-only one or at t = 0), values H `(B, T, k)`. Writes the records read_weights `(B, l)` (z ⊙ a),
-    coefficient_rows `(B, t)` (zᵀ W) and grad_scores `(B, l, T)` (∂S0, column t); adds into grad_decay `(B, l)`,
-    grad_weights `(B, l, T)` (first t columns) and grad_history `(B, t)`, all contiguous.
+    None for a read-only one or at t = 0), values H `(B, T, k)`. Writes the record read_weights `(B, l)` (z ⊙ a)
+    and grad_scores `(B, l, T)` (∂S0, column t); adds into value_grads `(B, T, k)` (∂H, first t rows), grad_decay
+    `(B, l)`, grad_weights `(B, l, T)` (first t columns) and grad_history `(B, t)` (rows with unit stride; the
+    others contiguous).
     """
     batch_size, num_slots, k = initial.size()
     written = decay is not None
     has_history = written and t > 0
     if written and not (decay.is_contiguous() and grad_decay.is_contiguous() and grad_weights.stride(2) == 1):
         raise ValueError("the NSE read-backward kernel updates a contiguous decay and write-weight adjoint in place")
-    if has_history and not all(x.is_contiguous() for x in (weights, coefficients, history, grad_history)):
+    if has_history and not all(x.is_contiguous() for x in (weights, coefficients, history)):
         raise ValueError("the NSE read-backward kernel reads the forward's saved state as contiguous tensors")
     unit_strides = [keys.stride(1), grad_keys.stride(1), grad_read.stride(1), initial.stride(2), values.stride(2),
-                    read_weights.stride(1)] + ([coefficient_rows.stride(1)] if has_history else [])
+                    read_weights.stride(1)] + ([value_grads.stride(2), grad_history.stride(1)] if has_history else [])
     if any(stride != 1 for stride in unit_strides):
         raise ValueError(f"the NSE read-backward kernel needs rows with unit stride, got {unit_strides}")
     empty = initial.new_empty(0)
@@ -189,11 +196,12 @@ def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, d
 
     _read_backward[(batch_size,)](
         keys, grad_keys, grad_read, initial, given(decay), given(weights), given(coefficients), given(history),
-        values, initial_scores, read_weights, given(coefficient_rows), grad_scores, given(grad_decay),
+        values, initial_scores, read_weights, value_grads if has_history else empty, grad_scores, given(grad_decay),
         given(grad_weights), given(grad_history), scratch_g, scratch_gc, t, num_slots, k,
         keys.stride(0), grad_keys.stride(0), grad_read.stride(0), initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), initial_scores.stride(0), initial_scores.stride(1),
-        initial_scores.stride(2), read_weights.stride(0), coefficient_rows.stride(0) if has_history else 0,
+        initial_scores.stride(2), read_weights.stride(0), value_grads.stride(0) if has_history else 0,
+        value_grads.stride(1) if has_history else 0, grad_history.stride(0) if has_history else 0,
         grad_scores.stride(0), grad_scores.stride(1), grad_scores.stride(2),
         grad_weights.stride(0) if written else 0, grad_weights.stride(1) if written else 0,
         WRITTEN=written, HAS_HISTORY=has_history, BLOCK_L=block, BLOCK_S=block, BLOCK_K=block_k,

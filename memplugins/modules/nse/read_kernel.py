@@ -11,7 +11,7 @@ The memory is kept factored as in the fast path: M_{t-1} = diag(a) M_0 + W H_{<t
 (B, l, T), first t-1 columns used; H: the written values (B, T, k)). For row b at step t, with o_t's history scores
 q = H_{<t} o_t (one batched product before the launch) and S0 = M_0 o_t (all steps, before the loop):
 
-    pass 0 (written, t > 0): the deferred write of step t-1, eq. 6 with z' = its masked key:
+    pass 0 (written, t > 0): the deferred write of step t-1, eq. 6 with z' = its key z ⊙ its step mask:
              a ← a ⊙ (1 - z');  W[:, <t-1] ← W[:, <t-1] ⊙ (1 - z');  W[:, t-1] = z'
              (a and W[:, <t] are also copied out: the backward's a_{t-1} and W_{t-1})
     pass 1:  s_j = a_j S0_j + Σ_{i<t} W_ji q_i  (eq. 2's M_{t-1} o_t, factored; read-only memory: s_j = S0_j);
@@ -46,15 +46,17 @@ import triton.language as tl
 
 
 @triton.jit
-def _pending_write(decay, weights, previous_keys, decay_saved, weights_saved, t, num_slots, stride_wl,
-                   HAS_HISTORY: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr):
+def _pending_write(decay, weights, previous_keys, previous_mask, decay_saved, weights_saved, t, num_slots,
+                   stride_wl, HAS_HISTORY: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr):
     """Pass 0 for one row (pointers at the row): step t-1's write, and the copies of a and W[:, <t]."""
+    if HAS_HISTORY:
+        mu = tl.load(previous_mask)
     for l0 in range(0, num_slots, BLOCK_L):
         js = l0 + tl.arange(0, BLOCK_L)
         in_l = js < num_slots
         a = tl.load(decay + js, mask=in_l, other=0.0)
         if HAS_HISTORY:
-            written_key = tl.load(previous_keys + js, mask=in_l, other=0.0)
+            written_key = tl.load(previous_keys + js, mask=in_l, other=0.0) * mu  # z' = z ⊙ mask_{t-1}
             keep = 1 - written_key
             a = a * keep
             tl.store(decay + js, a, mask=in_l)
@@ -158,10 +160,10 @@ def _history_read(keys, weights, values, coefficients, read, t, num_slots, k, st
 
 
 @triton.jit
-def _write_and_read(initial_scores, decay, weights, previous_keys, history, initial, values, slot_mask,
+def _write_and_read(initial_scores, decay, weights, previous_keys, previous_mask, history, initial, values, slot_mask,
                     keys_out, read_out, decay_saved, weights_saved, coefficients,
                     t, num_slots, k,
-                    stride_sb, stride_sl, stride_st, stride_wb, stride_wl, stride_pb, stride_mb, stride_ml,
+                    stride_sb, stride_sl, stride_st, stride_wb, stride_wl, stride_pb, stride_pm, stride_mb, stride_ml,
                     stride_hb, stride_ht, stride_vb, stride_kb, stride_rb,
                     WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr,
                     BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
@@ -169,8 +171,9 @@ def _write_and_read(initial_scores, decay, weights, previous_keys, history, init
     decay_row, weights_row, keys_row = decay + b * num_slots, weights + b * stride_wb, keys_out + b * stride_kb
     mask_row = slot_mask + b * stride_vb
     if WRITTEN:
-        _pending_write(decay_row, weights_row, previous_keys + b * stride_pb, decay_saved + b * num_slots,
-                       weights_saved + b * num_slots * t, t, num_slots, stride_wl, HAS_HISTORY, BLOCK_L, BLOCK_S)
+        _pending_write(decay_row, weights_row, previous_keys + b * stride_pb, previous_mask + b * stride_pm,
+                       decay_saved + b * num_slots, weights_saved + b * num_slots * t, t, num_slots, stride_wl,
+                       HAS_HISTORY, BLOCK_L, BLOCK_S)
         tl.debug_barrier()
     top = _scores(initial_scores + b * stride_sb + t * stride_st, decay_row, weights_row, history + b * t, mask_row,
                   keys_row, t, num_slots, stride_sl, stride_wl, WRITTEN, HAS_HISTORY, BLOCK_L, BLOCK_S)
@@ -196,12 +199,13 @@ class SavedRead(NamedTuple):
     coefficients: Optional[torch.Tensor]  # zᵀ W_{t-1}, (B, t); None at t = 0
 
 
-def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, previous_keys, history, values,
-                   keys_out, read_out) -> SavedRead:
+def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, previous_keys, previous_mask, history,
+                   values, keys_out, read_out) -> SavedRead:
     """
     One memory at step t (module doc). initial_scores S0 `(B, l, T)`, initial M_0 `(B, l, k)` (rows contiguous),
     slot_mask `(B, l)` uint8; for a written memory decay a `(B, l)` and weights W `(B, l, T)`, both contiguous and
-    updated in place by step t-1's write with previous_keys z' `(B, l)` (None at t = 0 or for a read-only memory);
+    updated in place by step t-1's write with z' = previous_keys z `(B, l)` ⊙ previous_mask `(B, 1)` float (None at
+    t = 0 or for a read-only memory);
     history q `(B, t)` contiguous (None at t = 0 or read-only); values H `(B, T, k)`. Writes z into keys_out
     `(B, l)` and the read r into read_out `(B, k)` (views are fine: rows may be strided).
     """
@@ -223,12 +227,14 @@ def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, p
     block = max(1, min(MAX_BLOCK, 8192 // block_k))
     _write_and_read[(batch_size,)](
         initial_scores, decay if written else empty, weights if written else empty,
-        previous_keys if has_history else empty, history if has_history else empty, initial, values, slot_mask,
+        previous_keys if has_history else empty, previous_mask if has_history else empty,
+        history if has_history else empty, initial, values, slot_mask,
         keys_out, read_out, decay_saved if written else empty, weights_saved if has_history else empty,
         coefficients if has_history else empty, t, num_slots, k,
         initial_scores.stride(0), initial_scores.stride(1), initial_scores.stride(2),
         weights.stride(0) if written else 0, weights.stride(1) if written else 0,
-        previous_keys.stride(0) if has_history else 0, initial.stride(0), initial.stride(1),
+        previous_keys.stride(0) if has_history else 0, previous_mask.stride(0) if has_history else 0,
+        initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), slot_mask.stride(0), keys_out.stride(0), read_out.stride(0),
         WRITTEN=written, HAS_HISTORY=has_history, BLOCK_L=block, BLOCK_S=block, BLOCK_K=block_k,
     )

@@ -42,18 +42,37 @@ class StepState(NamedTuple):
 
 
 class Buffers(NamedTuple):
-    """Every step's intermediate values, (B, T, .) each, written before they are read (so allocated unfilled)."""
+    """Every step's intermediate values, (B, T, .) each, written before they are read (so allocated unfilled).
+
+    The write LSTM's input at step t and its state before it share one row, `cell_inputs[:, t]` = [c_t; h_{t-1}]
+    (row T: h_T), so that its gates are one product with [W_ih W_hh], and step t writes its new h (and c, into
+    `cell_memories[:, t + 1]`) where step t + 1 reads them, with no copy."""
 
     values: Optional[torch.Tensor]  # H: the written v_t, (B, T, k)
     raw_keys: List[torch.Tensor]  # z per memory, before the step mask, (B, T, l)
     keys: Optional[List[torch.Tensor]]  # z' = z ⊙ mask_t per memory, (B, T, l)
     retrieved: torch.Tensor  # [r^1; ...; r^N], (B, T, N k)
     compose_input: torch.Tensor  # f_c's pre-activation, (B, T, c)
-    composed: torch.Tensor  # c_t, (B, T, c)
+    # [c_t; h_{t-1}]: c_t (after its dropout, if any) and the write LSTM's h, (B, T + 1, c + k)
+    cell_inputs: torch.Tensor
+    cell_memories: torch.Tensor  # the write LSTM's c before step t, (B, T + 1, k)
     gates: torch.Tensor  # σ(i), σ(f), tanh(g), σ(o), (B, T, 4k)
-    previous_hidden: torch.Tensor  # the write LSTM's h before step t, (B, T, k)
-    previous_memory: torch.Tensor  # its c before step t, (B, T, k)
     memory_tanh: torch.Tensor  # tanh(c_t), (B, T, k)
+
+    @property
+    def composed(self) -> torch.Tensor:
+        """c_t, (B, T, c)."""
+        return self.cell_inputs[:, :-1, : self.compose_input.size(-1)]
+
+    @property
+    def previous_hidden(self) -> torch.Tensor:
+        """The write LSTM's h before step t, (B, T, k)."""
+        return self.cell_inputs[:, :-1, self.compose_input.size(-1) :]
+
+    @property
+    def previous_memory(self) -> torch.Tensor:
+        """Its c before step t, (B, T, k)."""
+        return self.cell_memories[:, :-1]
 
     @classmethod
     def allocate(cls, queries: torch.Tensor, compose_size: int, slots: Sequence[int]) -> "Buffers":
@@ -62,5 +81,9 @@ class Buffers(NamedTuple):
         def empty(*size):
             return queries.new_empty(batch_size, num_steps, *size)
 
+        cell_inputs = queries.new_empty(batch_size, num_steps + 1, compose_size + k)
+        cell_inputs[:, 0, compose_size:] = 0  # h_0
+        cell_memories = queries.new_empty(batch_size, num_steps + 1, k)
+        cell_memories[:, 0] = 0  # c_0
         return cls(empty(k), [empty(n) for n in slots], [empty(n) for n in slots], empty(k * len(slots)),
-                   empty(compose_size), empty(compose_size), empty(4 * k), empty(k), empty(k), empty(k))
+                   empty(compose_size), cell_inputs, cell_memories, empty(4 * k), empty(k))

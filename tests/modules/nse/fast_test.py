@@ -129,3 +129,84 @@ def test_dropout_on_the_lstms_inputs_matches_the_reference_given_its_masks(num_w
 def test_dropout_placement_is_checked():
     with pytest.raises(ConfigurationError, match="dropout_placement"):
         NseEncoder(5, 4, dropout=0.3, dropout_placement="everywhere")
+
+
+def _recurrence_inputs(compose: str = "relu", seed: int = 0):
+    """Random arguments of `nse_recurrence` (k = 4, c = 5, T = 6): two written memories of 3 and 2 slots, dropout
+    masks on h_t and c_t; float64, each a leaf that needs its gradient."""
+    from memplugins.modules.nse.state import CellWeights, Memory
+
+    generator = torch.Generator().manual_seed(seed)
+
+    def leaf(*size, scale=0.5):
+        return (torch.randn(*size, generator=generator, dtype=torch.float64) * scale).requires_grad_()
+
+    def dropout_mask(*size):
+        return (torch.rand(*size, generator=generator, dtype=torch.float64) > 0.3).double() / 0.7
+
+    batch_size, steps, k, c = 2, 6, 4, 5
+    slots = [3, 2]
+    memories = [Memory(leaf(batch_size, n, steps), leaf(batch_size, n, k), torch.ones(batch_size, n, dtype=torch.bool),
+                       True) for n in slots]
+    cell = CellWeights(leaf(c, k * len(slots)), leaf(4 * k, c), leaf(4 * k, k), leaf(4 * k))
+    return (leaf(batch_size, steps, k), leaf(batch_size, steps, c), dropout_mask(batch_size, steps, k), memories, cell,
+            compose, dropout_mask(batch_size, steps, c))
+
+
+def check_steps_masked_inside_a_sequence_are_skipped(compose: str = "relu"):
+    """A step masked between real ones writes nothing and leaves the write LSTM's state as it was: each sequence's
+    outputs and gradients are those of the sequence without its masked steps (the state the masked step passed
+    through is what the backward's 'kept' adjoints carry; with the padding at the end only, they are 0)."""
+    from memplugins.modules.nse.fast import nse_recurrence
+
+    queries, composed, dropout, memories, cell, compose, compose_dropout = _recurrence_inputs(compose)
+    mask = torch.tensor([[1, 0, 1, 1, 0, 1], [1, 1, 0, 1, 0, 0]], dtype=torch.bool)  # steps 0 and 3 full
+    leaves = [queries, composed, *(m.initial_scores for m in memories), *(m.initial for m in memories), *cell]
+    generator = torch.Generator().manual_seed(1)
+
+    def weights_like(tensor):
+        return torch.randn(tensor.shape, generator=generator, dtype=tensor.dtype)
+
+    values, keys, decays, write_weights = nse_recurrence(queries, composed, mask, dropout, memories, cell, compose,
+                                                         compose_dropout)
+    outputs = [values, *keys, *decays, *write_weights]
+    loss_weights = [weights_like(t) for t in outputs]
+    grads = torch.autograd.grad(sum((t * w).sum() for t, w in zip(outputs, loss_weights)), leaves)
+    assert (values[~mask] == 0).all() and all((key[~mask] == 0).all() for key in keys)
+    summed = [torch.zeros_like(g) for g in grads[-4:]]  # the weights' gradients: the rows' sum
+    for b in range(mask.size(0)):
+        real = mask[b].nonzero().squeeze(1)
+
+        def row(tensor, dim=1):
+            return tensor[b : b + 1].index_select(dim, real)
+
+        row_memories = [m._replace(initial_scores=row(m.initial_scores, 2), initial=m.initial[b : b + 1],
+                                   mask=m.mask[b : b + 1]) for m in memories]
+        row_outputs = nse_recurrence(row(queries), row(composed), mask[b : b + 1, real], row(dropout), row_memories,
+                                     cell, compose, row(compose_dropout))
+        row_outputs = [row_outputs[0], *row_outputs[1], *row_outputs[2], *row_outputs[3]]
+        row_weights = [row(w) for w in loss_weights[:3]] + [w[b : b + 1] for w in loss_weights[3:5]] + \
+            [row(w, 2) for w in loss_weights[5:]]
+        for got, expected in zip([row(values), *(row(key) for key in keys), *(d[b : b + 1] for d in decays),
+                                  *(row(w, 2) for w in write_weights)], row_outputs):
+            torch.testing.assert_close(got, expected, atol=1e-12, rtol=1e-10)
+        row_loss = sum((t * w).sum() for t, w in zip(row_outputs, row_weights))
+        row_grads = torch.autograd.grad(row_loss, leaves)
+        def row_parts(gradients):  # the leaves' gradients are whole tensors: row b's real steps of them
+            return [row(gradients[0]), row(gradients[1]), *(row(g, 2) for g in gradients[2:4]),
+                    *(g[b : b + 1] for g in gradients[4:6])]
+
+        for got, expected in zip(row_parts(grads), row_parts(row_grads)):
+            torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
+        for g in row_grads[:6]:  # nothing of the other row reaches this row's loss
+            assert (g[1 - b] == 0).all()
+        assert (grads[0][b, ~mask[b]] == 0).all() and (grads[1][b, ~mask[b]] == 0).all()
+        summed = [total + g for total, g in zip(summed, row_grads[-4:])]
+    for got, expected in zip(grads[-4:], summed):
+        assert got.abs().sum() > 0
+        torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
+
+
+@pytest.mark.parametrize("compose", ["relu", "linear"])
+def test_steps_masked_inside_a_sequence_are_skipped(compose):
+    check_steps_masked_inside_a_sequence_are_skipped(compose)

@@ -1,10 +1,13 @@
 """
 The Triton kernels of the NSE fast path, checked without a GPU: the memory access (`memplugins.modules.fast.
 nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`)
-and the write LSTM's forward and backward (`lstm_cell_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
+the write LSTM's forward (`fast_path.cell_kernel`) and its backward (`nse.cell_backward_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
 so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
 and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only,
-and, with the kernels' blocks cut to 4 slots or steps, over a memory and a history of several blocks. Triton reads
+with dropout on h_t or on c_t (the masks drawn as the reference is given them), with steps masked inside a
+sequence (against the sequence without them), with every step taken as possibly
+padded (what a CUDA graph's capture records: `step_graphs.step_is_full`), and, with the kernels' blocks cut to 4
+slots or steps, over a memory and a history of several blocks. Triton reads
 the variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py`
 covers the kernels.
 """
@@ -29,10 +32,14 @@ CHECK = textwrap.dedent(
     from tests.modules.fast_path.interpreter import count_launches
 
     import memplugins.modules.fast_path.cell_kernel as cell_kernel
+    import memplugins.modules.nse.backward as nse_backward
+    import memplugins.modules.nse.cell_backward_kernel as cell_backward_kernel
+    import memplugins.modules.nse.fast as nse_fast
     import memplugins.modules.nse.write_backward_kernel as write_kernel
+    from tests.modules.nse import fast_test
 
     calls = count_launches([(kernel, "write_and_read", "forward"), (backward_kernel, "read_backward", "backward"),
-                            (cell_kernel, "lstm_cell_backward_kernel", "cell"),
+                            (cell_backward_kernel, "cell_backward", "cell"),
                             (cell_kernel, "lstm_cell_forward_kernel", "cell forward"),
                             (write_kernel, "write_backward", "write")])
 
@@ -55,6 +62,31 @@ CHECK = textwrap.dedent(
         options = dict(options)
         extras = options.pop("extras")
         for full in (False, True) if name == "mma_written" else (False,):
+            encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
+            x, mask, extra_memories = batch(extras, full)
+            written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
+            compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras), x.size(1) * written)
+
+    def as_captured(mask):  # every step possibly padded: the masked path a capture records, on every step
+        return [False] * mask.size(1)
+
+    # dropout on h_t and on c_t (each test draws the masks the reference is given), then as captured
+    for step_is_full in (nse_fast.step_is_full, as_captured):
+        nse_fast.step_is_full = nse_backward.step_is_full = step_is_full
+        before = dict(calls)
+        fast_test.test_dropout_draws_one_mask_for_all_steps_and_matches_the_reference_given_it(1, {})
+        for compose in ({}, dict(compose_size=12, compose_activation="linear")):
+            fast_test.test_dropout_on_the_lstms_inputs_matches_the_reference_given_its_masks(1, compose)
+        assert calls["cell"] - before["cell"] == 3 * max(fast_test.LENGTHS), calls
+        # steps masked inside a sequence: the state they pass through (the kernels' kept adjoints)
+        before = dict(calls)
+        for compose in ("relu", "linear"):
+            fast_test.check_steps_masked_inside_a_sequence_are_skipped(compose)
+        assert calls["cell"] > before["cell"] and calls["backward"] > before["backward"], calls
+    for name in ("nse", "mma_written", "linear_wide"):  # as captured: no step full, padded or not
+        options = dict(CASES[name])
+        extras = options.pop("extras")
+        for full in (False, True):
             encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
             x, mask, extra_memories = batch(extras, full)
             written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
