@@ -96,6 +96,8 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
         queries.is_cuda and queries.dtype == torch.float64)
     if kernel:  # the kernel reads rows of M_0 with unit stride
         initials = [initial.contiguous() for initial in initials]
+    # the read-backward kernel of the last written memory finishes the history scores' gradient (its pass 5)
+    finisher = max((n for n in range(count) if written[n]), default=None) if kernel else None
     for t in reversed(range(num_steps)):
         step = _Step(t, steps[t], full_steps[t], step_masks[:, t])
         grad_z = _write_backward(step, buffers.keys, grad_keys, written, index, adjoints, kernel)
@@ -104,10 +106,13 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records, compose_dropout)
         grad_history = records.history_scores[:, t, :t] if t > 0 else None
         for n in range(count):
-            read_backward = _kernel_read_backward if kernel else _read_backward
-            read_backward(step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers,
-                          initial_scores[n], initials[n], adjoints, records, grad_history)
-        if t > 0:  # through q = H_{<t} o_t: o_t's gradient, and each earlier value's
+            arguments = (step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers, initial_scores[n],
+                         initials[n], adjoints, records, grad_history)
+            if kernel:
+                _kernel_read_backward(*arguments, query=queries[:, t] if n == finisher else None)
+            else:
+                _read_backward(*arguments)
+        if t > 0 and finisher is None:  # through q = H_{<t} o_t: o_t's gradient, and each earlier value's
             records.values[:, :t].baddbmm_(grad_history.unsqueeze(-1), queries[:, t].unsqueeze(1))
             torch.bmm(grad_history.unsqueeze(1), buffers.values[:, :t], out=records.queries[:, t].unsqueeze(1))
     return _gradients(buffers, records, k, count)
@@ -226,9 +231,9 @@ def _read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, i
 
 
 def _kernel_read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buffers, initial_scores, initial,
-                          adjoints: _Adjoints, records: _Records, grad_history) -> None:
+                          adjoints: _Adjoints, records: _Records, grad_history, query=None) -> None:
     """`_read_backward` in one Triton launch (`memplugins.modules.nse.read_backward_kernel`, which says why
-    it is equal)."""
+    it is equal); with query o_t (the last written memory), also the gradients through q = H_{<t} o_t."""
     from memplugins.modules.nse.read_backward_kernel import read_backward
 
     t, state = step.t, step.state
@@ -238,7 +243,8 @@ def _kernel_read_backward(step: _Step, n, grad_read, grad_z, index, buffers: Buf
                   state.write_weights[index] if has_history else None,
                   state.coefficients[index] if has_history else None, state.history_scores if has_history else None,
                   buffers.values, records.read_weights[n][:, t], records.values, records.initial_scores[n],
-                  adjoints.decay[n], adjoints.weights[n], grad_history)
+                  adjoints.decay[n], adjoints.weights[n], grad_history, query=query,
+                  grad_query=records.queries[:, t] if query is not None else None)
 
 
 def _gradients(buffers: Buffers, records: _Records, k: int, count: int) -> Gradients:

@@ -43,10 +43,10 @@ steps before the loop (the same distribution as per-step dropout). Mixed
 precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast_path.contract`).
 
 On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
-(`read_kernel.py`, which says why it is equal), and so does the write LSTM's step with its padding and written
+(`read_kernel.py`, which says why it is equal; the first written memory's also computes q), and so does the write LSTM's step with its padding and written
 value (`memplugins.modules.fast_path.cell_kernel`); the backward's kernels, in float32 only (`backward.py` says
 why), are the read's (`read_backward_kernel.py`, which also adds the read's share of the earlier values'
-gradients), the write's (`write_backward_kernel.py`) and the write LSTM's (`cell_backward_kernel.py`, with the
+gradients, and in the last written memory's launch the gradients through q), the write's (`write_backward_kernel.py`) and the write LSTM's (`cell_backward_kernel.py`, with the
 step's padding and dropout). The "eager" backend turns them off.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
@@ -158,13 +158,15 @@ def _kernel_read(t: int, query, buffers: Buffers, memories: Sequence[Memory], wr
     from memplugins.modules.nse.read_kernel import write_and_read
 
     k = query.size(-1)
-    history = torch.bmm(query.unsqueeze(1), buffers.values[:, :t].transpose(1, 2)).squeeze(1) if t > 0 else None
+    # q = H_{<t} o_t, computed by the first written memory's launch
+    history = query.new_empty(query.size(0), t) if t > 0 and any(m.written for m in memories) else None
     decays, write_weights, coefficients = [], [], []
     for n, memory in enumerate(memories):
         saved = write_and_read(t, memory.initial_scores, memory.initial, slot_masks[n], written.decay[n],
                                written.weights[n], buffers.raw_keys[n][:, t - 1] if t > 0 else None,
                                step_masks[:, t - 1] if t > 0 else None, history, buffers.values,
-                               buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k])
+                               buffers.raw_keys[n][:, t], buffers.retrieved[:, t, n * k : (n + 1) * k],
+                               query=query if memory.written and not decays else None)
         if memory.written:
             decays.append(saved.decay)
             if t > 0:

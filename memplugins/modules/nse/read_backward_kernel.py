@@ -13,10 +13,11 @@ key's gradient from the write, z, a = a_{t-1}, W = W_{t-1} (l × t), q = H_{<t} 
              ∂a_j += g_w,j z_j;  ∂W_ji += z_j g_c,i;  d = Σ_j z_j g_j
     pass 3:  g_s,j = z_j (g_j - d)  (softmax);  ∂S0_j,t = g_s,j a_j;  ∂a_j += g_s,j S0_j;  ∂W_ji += g_s,j q_i
     pass 4 (written, t > 0):  ∂q_i += Σ_j g_s,j W_ji  (the history scores' gradient, summed over the memories)
+    pass 5 (the last written memory's launch, t > 0: ∂q is complete):  through q = H_{<t} o_t,
+             g_o_t = Σ_i ∂q_i h_i;  ∂h_i += ∂q_i o_t
 
-Why equal
-to the plain backward: the same formulas, each sum added in the same order of terms (∂a and ∂W get their two
-addends in the plain order); only the order inside the dot products differs (blocked reductions), which moves
+Why equal to the plain backward: the same formulas, each sum added in the same order of terms (∂a and ∂W get their
+two addends in the plain order); only the order inside the dot products differs (blocked reductions), which moves
 results by rounding. Passes that read what an earlier pass stored are separated by `tl.debug_barrier()`, and so
 are pass 3's loads of g and its in-place store of g_s over them (a block may be held by several warps but is stored
 by one thread; `tape_read_kernel`'s module doc).
@@ -133,13 +134,34 @@ def _history_gradients(scratch_g, weights, grad_history, t, num_slots, BLOCK_L: 
 
 
 @triton.jit
+def _history_query_gradients(grad_history, values, query, grad_query, value_grads, t, k, stride_ht, stride_vgt,
+                             BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Pass 5 for one row (pointers at the row): o_t's gradient through q into `grad_query`; adds ∂q_i o_t to ∂h_i."""
+    ks = tl.arange(0, BLOCK_K)
+    in_k = ks < k
+    o = tl.load(query + ks, mask=in_k, other=0.0)
+    g_o = tl.zeros((BLOCK_K,), o.dtype)
+    for s0 in range(0, t, BLOCK_S):
+        ss = s0 + tl.arange(0, BLOCK_S)
+        in_s = ss < t
+        block = in_s[:, None] & in_k[None, :]
+        g_q = tl.load(grad_history + ss, mask=in_s, other=0.0)
+        h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=block, other=0.0)
+        g_o += tl.sum(g_q[:, None] * h, axis=0)
+        offsets = ss[:, None] * stride_vgt + ks[None, :]
+        tl.store(value_grads + offsets, tl.load(value_grads + offsets, mask=block, other=0.0) + g_q[:, None] * o[None, :],
+                 mask=block)
+    tl.store(grad_query + ks, g_o, mask=in_k)
+
+
+@triton.jit
 def _read_backward(keys, grad_keys, grad_read, initial, decay, weights, coefficients, history, values,
                    initial_scores, read_weights, value_grads, grad_scores, grad_decay, grad_weights,
-                   grad_history, scratch_g, scratch_gc, t, num_slots, k,
+                   grad_history, query, grad_query, scratch_g, scratch_gc, t, num_slots, k,
                    stride_zb, stride_gb, stride_rb, stride_mb, stride_ml, stride_hb, stride_ht, stride_sb, stride_sl,
                    stride_st, stride_wb, stride_vgb, stride_vgt, stride_qb, stride_gsb, stride_gsl, stride_gst,
-                   stride_gwb, stride_gwl,
-                   WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr,
+                   stride_gwb, stride_gwl, stride_ob, stride_gob,
+                   WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr, FINISH_HISTORY: tl.constexpr,
                    BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
     b = tl.program_id(0)
     keys_row, grad_read_row, weights_row = keys + b * stride_zb, grad_read + b * stride_rb, weights + b * num_slots * t
@@ -161,10 +183,16 @@ def _read_backward(keys, grad_keys, grad_read, initial, decay, weights, coeffici
     if HAS_HISTORY:
         tl.debug_barrier()
         _history_gradients(scratch_row, weights_row, grad_history + b * stride_qb, t, num_slots, BLOCK_L, BLOCK_S)
+    if FINISH_HISTORY:
+        tl.debug_barrier()  # pass 4's ∂q (and pass 1's ∂h) stored before pass 5 loads them
+        _history_query_gradients(grad_history + b * stride_qb, values + b * stride_hb, query + b * stride_ob,
+                                 grad_query + b * stride_gob, value_grads + b * stride_vgb, t, k, stride_ht,
+                                 stride_vgt, BLOCK_S, BLOCK_K)
 
 
 def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, decay, weights, coefficients, history,
-                  values, read_weights, value_grads, grad_scores, grad_decay, grad_weights, grad_history) -> None:
+                  values, read_weights, value_grads, grad_scores, grad_decay, grad_weights, grad_history, query=None,
+                  grad_query=None) -> None:
     """
     One memory's read at step t in reverse (module doc). keys z `(B, l)`, grad_keys g_z `(B, l)`, grad_read g_r
     `(B, k)` (views with unit-stride rows are fine), initial M_0 `(B, l, k)`, initial_scores S0 `(B, l, T)`; for a
@@ -172,7 +200,8 @@ def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, d
     None for a read-only one or at t = 0), values H `(B, T, k)`. Writes the record read_weights `(B, l)` (z ⊙ a)
     and grad_scores `(B, l, T)` (∂S0, column t); adds into value_grads `(B, T, k)` (∂H, first t rows), grad_decay
     `(B, l)`, grad_weights `(B, l, T)` (first t columns) and grad_history `(B, t)` (rows with unit stride; the
-    others contiguous).
+    others contiguous). With query o_t `(B, k)` (the last written memory's launch: grad_history is then complete),
+    also writes o_t's gradient through q into grad_query `(B, k)` and adds ∂q_i o_t into value_grads (pass 5).
     """
     batch_size, num_slots, k = initial.size()
     written = decay is not None
@@ -183,6 +212,8 @@ def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, d
         raise ValueError("the NSE read-backward kernel reads the forward's saved state as contiguous tensors")
     unit_strides = [keys.stride(1), grad_keys.stride(1), grad_read.stride(1), initial.stride(2), values.stride(2),
                     read_weights.stride(1)] + ([value_grads.stride(2), grad_history.stride(1)] if has_history else [])
+    finish = has_history and query is not None
+    unit_strides += [query.stride(1), grad_query.stride(1)] if finish else []
     if any(stride != 1 for stride in unit_strides):
         raise ValueError(f"the NSE read-backward kernel needs rows with unit stride, got {unit_strides}")
     empty = initial.new_empty(0)
@@ -197,12 +228,14 @@ def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, d
     _read_backward[(batch_size,)](
         keys, grad_keys, grad_read, initial, given(decay), given(weights), given(coefficients), given(history),
         values, initial_scores, read_weights, value_grads if has_history else empty, grad_scores, given(grad_decay),
-        given(grad_weights), given(grad_history), scratch_g, scratch_gc, t, num_slots, k,
+        given(grad_weights), given(grad_history), query if finish else empty, grad_query if finish else empty,
+        scratch_g, scratch_gc, t, num_slots, k,
         keys.stride(0), grad_keys.stride(0), grad_read.stride(0), initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), initial_scores.stride(0), initial_scores.stride(1),
         initial_scores.stride(2), read_weights.stride(0), value_grads.stride(0) if has_history else 0,
         value_grads.stride(1) if has_history else 0, grad_history.stride(0) if has_history else 0,
         grad_scores.stride(0), grad_scores.stride(1), grad_scores.stride(2),
         grad_weights.stride(0) if written else 0, grad_weights.stride(1) if written else 0,
-        WRITTEN=written, HAS_HISTORY=has_history, BLOCK_L=block, BLOCK_S=block, BLOCK_K=block_k,
+        query.stride(0) if finish else 0, grad_query.stride(0) if finish else 0,
+        WRITTEN=written, HAS_HISTORY=has_history, FINISH_HISTORY=finish, BLOCK_L=block, BLOCK_S=block, BLOCK_K=block_k,
     )

@@ -9,7 +9,8 @@ and the written history in blocks, as flash-linear-attention's fused recurrent k
 
 The memory is kept factored as in the fast path: M_{t-1} = diag(a) M_0 + W H_{<t} (a: decay (B, l); W: write weights
 (B, l, T), first t-1 columns used; H: the written values (B, T, k)). For row b at step t, with o_t's history scores
-q = H_{<t} o_t (one batched product before the launch) and S0 = M_0 o_t (all steps, before the loop):
+q = H_{<t} o_t (computed by the first written memory's launch, before its pass 0, and read by the others) and
+S0 = M_0 o_t (all steps, before the loop):
 
     pass 0 (written, t > 0): the deferred write of step t-1, eq. 6 with z' = its key z ⊙ its step mask:
              a ← a ⊙ (1 - z');  W[:, <t-1] ← W[:, <t-1] ⊙ (1 - z');  W[:, t-1] = z'
@@ -160,16 +161,25 @@ def _history_read(keys, weights, values, coefficients, read, t, num_slots, k, st
 
 
 @triton.jit
-def _write_and_read(initial_scores, decay, weights, previous_keys, previous_mask, history, initial, values, slot_mask,
-                    keys_out, read_out, decay_saved, weights_saved, coefficients,
+def _write_and_read(initial_scores, decay, weights, previous_keys, previous_mask, history, query, initial, values,
+                    slot_mask, keys_out, read_out, decay_saved, weights_saved, coefficients,
                     t, num_slots, k,
-                    stride_sb, stride_sl, stride_st, stride_wb, stride_wl, stride_pb, stride_pm, stride_mb, stride_ml,
-                    stride_hb, stride_ht, stride_vb, stride_kb, stride_rb,
-                    WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr,
+                    stride_sb, stride_sl, stride_st, stride_wb, stride_wl, stride_pb, stride_pm, stride_qb, stride_mb,
+                    stride_ml, stride_hb, stride_ht, stride_vb, stride_kb, stride_rb,
+                    WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr, COMPUTE_HISTORY: tl.constexpr,
                     BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
     b = tl.program_id(0)
     decay_row, weights_row, keys_row = decay + b * num_slots, weights + b * stride_wb, keys_out + b * stride_kb
     mask_row = slot_mask + b * stride_vb
+    if COMPUTE_HISTORY:  # q = H_{<t} o_t, which pass 1 reads after the barrier below
+        ks = tl.arange(0, BLOCK_K)
+        o = tl.load(query + b * stride_qb + ks, mask=ks < k, other=0.0)
+        for s0 in range(0, t, BLOCK_S):
+            ss = s0 + tl.arange(0, BLOCK_S)
+            in_s = ss < t
+            h = tl.load(values + b * stride_hb + ss[:, None] * stride_ht + ks[None, :],
+                        mask=in_s[:, None] & (ks < k)[None, :], other=0.0)
+            tl.store(history + b * t + ss, tl.sum(h * o[None, :], axis=1), mask=in_s)
     if WRITTEN:
         _pending_write(decay_row, weights_row, previous_keys + b * stride_pb, previous_mask + b * stride_pm,
                        decay_saved + b * num_slots, weights_saved + b * num_slots * t, t, num_slots, stride_wl,
@@ -200,18 +210,20 @@ class SavedRead(NamedTuple):
 
 
 def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, previous_keys, previous_mask, history,
-                   values, keys_out, read_out) -> SavedRead:
+                   values, keys_out, read_out, query=None) -> SavedRead:
     """
     One memory at step t (module doc). initial_scores S0 `(B, l, T)`, initial M_0 `(B, l, k)` (rows contiguous),
     slot_mask `(B, l)` uint8; for a written memory decay a `(B, l)` and weights W `(B, l, T)`, both contiguous and
     updated in place by step t-1's write with z' = previous_keys z `(B, l)` ⊙ previous_mask `(B, 1)` float (None at
     t = 0 or for a read-only memory);
-    history q `(B, t)` contiguous (None at t = 0 or read-only); values H `(B, T, k)`. Writes z into keys_out
-    `(B, l)` and the read r into read_out `(B, k)` (views are fine: rows may be strided).
+    history q `(B, t)` contiguous (None at t = 0 or read-only), which the launch first computes as H_{<t} o_t when
+    given query o_t `(B, k)` (the first written memory's launch; the others read it); values H `(B, T, k)`.
+    Writes z into keys_out `(B, l)` and the read r into read_out `(B, k)` (views are fine: rows may be strided).
     """
     batch_size, num_slots, k = initial.size()
     written = decay is not None
     unit_strides = [initial.stride(2), values.stride(2), keys_out.stride(1), read_out.stride(1), slot_mask.stride(1)]
+    unit_strides += [query.stride(1)] if query is not None else []
     if written:
         unit_strides += [previous_keys.stride(1)] if t > 0 else []
         if not (decay.is_contiguous() and weights.is_contiguous() and (t == 0 or history.is_contiguous())):
@@ -228,14 +240,15 @@ def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, p
     _write_and_read[(batch_size,)](
         initial_scores, decay if written else empty, weights if written else empty,
         previous_keys if has_history else empty, previous_mask if has_history else empty,
-        history if has_history else empty, initial, values, slot_mask,
+        history if has_history else empty, query if query is not None else empty, initial, values, slot_mask,
         keys_out, read_out, decay_saved if written else empty, weights_saved if has_history else empty,
         coefficients if has_history else empty, t, num_slots, k,
         initial_scores.stride(0), initial_scores.stride(1), initial_scores.stride(2),
         weights.stride(0) if written else 0, weights.stride(1) if written else 0,
         previous_keys.stride(0) if has_history else 0, previous_mask.stride(0) if has_history else 0,
-        initial.stride(0), initial.stride(1),
+        query.stride(0) if query is not None else 0, initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), slot_mask.stride(0), keys_out.stride(0), read_out.stride(0),
-        WRITTEN=written, HAS_HISTORY=has_history, BLOCK_L=block, BLOCK_S=block, BLOCK_K=block_k,
+        WRITTEN=written, HAS_HISTORY=has_history, COMPUTE_HISTORY=has_history and query is not None, BLOCK_L=block,
+        BLOCK_S=block, BLOCK_K=block_k,
     )
     return SavedRead(decay_saved, weights_saved, coefficients)
