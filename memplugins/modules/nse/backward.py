@@ -42,7 +42,7 @@ class _Records:
     gates: torch.Tensor  # the write LSTM's pre-activation gradients, (B, T, 4k)
     compose_input: torch.Tensor  # g of f_c's pre-activation, (B, T, c)
     read_weights: List[torch.Tensor]  # z ⊙ a (the M_0 part of each read), (B, T, l)
-    history_scores: torch.Tensor  # [t, s]: g of step t's history score of value s, zero-filled, (B, T, T)
+    history_grads: torch.Tensor  # [t, s]: g of step t's history score of value s, zero-filled, (B, T, T)
     values: torch.Tensor  # g of each written value v_s: its output gradient, and each later read's as it is met
 
 
@@ -104,7 +104,7 @@ def backward(queries, mask, dropout, compose_dropout, cell: CellWeights, compose
         grad_composed = _cell_backward(step, records.values[:, t], dropout, buffers, cell_weight, adjoints, records,
                                        kernel)
         grad_reads = _compose_backward(t, grad_composed, buffers, cell, compose, records, compose_dropout)
-        grad_history = records.history_scores[:, t, :t] if t > 0 else None
+        grad_history = records.history_grads[:, t, :t] if t > 0 else None
         for n in range(count):
             arguments = (step, n, grad_reads[:, n * k : (n + 1) * k], grad_z[n], index[n], buffers, initial_scores[n],
                          initials[n], adjoints, records, grad_history)

@@ -32,6 +32,15 @@ MAX_BLOCK = 64  # slots and history steps per block of the loops (fewer when k i
 
 
 @triton.jit
+def _add_to_value_grads(value_grads, ss, ks, block, column, row, stride_vgt):
+    """∂h_i += column_i row for the history rows i = ss (pointers at the row; ∂h's rows `stride_vgt` apart): each
+    element loaded and stored back by itself."""
+    offsets = ss[:, None] * stride_vgt + ks[None, :]
+    tl.store(value_grads + offsets, tl.load(value_grads + offsets, mask=block, other=0.0)
+             + column[:, None] * row[None, :], mask=block)
+
+
+@triton.jit
 def _coefficient_gradients(values, grad_read, scratch_gc, coefficients, value_grads, t, k, stride_ht, stride_vgt,
                            BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
     """Pass 1 for one row (pointers at the row): g_c into `scratch_gc`; adds c_i g_r to each ∂h_i."""
@@ -40,14 +49,11 @@ def _coefficient_gradients(values, grad_read, scratch_gc, coefficients, value_gr
     for s0 in range(0, t, BLOCK_S):
         ss = s0 + tl.arange(0, BLOCK_S)
         in_s = ss < t
-        h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=in_s[:, None] & (ks < k)[None, :],
-                    other=0.0)
+        block = in_s[:, None] & (ks < k)[None, :]
+        h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=block, other=0.0)
         tl.store(scratch_gc + ss, tl.sum(h * g_r[None, :], axis=1), mask=in_s)
         c = tl.load(coefficients + ss, mask=in_s, other=0.0)
-        offsets = ss[:, None] * stride_vgt + ks[None, :]
-        block = in_s[:, None] & (ks < k)[None, :]
-        tl.store(value_grads + offsets, tl.load(value_grads + offsets, mask=block, other=0.0) + c[:, None] * g_r[None, :],
-                 mask=block)
+        _add_to_value_grads(value_grads, ss, ks, block, c, g_r, stride_vgt)
 
 
 @triton.jit
@@ -148,9 +154,7 @@ def _history_query_gradients(grad_history, values, query, grad_query, value_grad
         g_q = tl.load(grad_history + ss, mask=in_s, other=0.0)
         h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=block, other=0.0)
         g_o += tl.sum(g_q[:, None] * h, axis=0)
-        offsets = ss[:, None] * stride_vgt + ks[None, :]
-        tl.store(value_grads + offsets, tl.load(value_grads + offsets, mask=block, other=0.0) + g_q[:, None] * o[None, :],
-                 mask=block)
+        _add_to_value_grads(value_grads, ss, ks, block, g_q, o, stride_vgt)
     tl.store(grad_query + ks, g_o, mask=in_k)
 
 

@@ -73,6 +73,19 @@ def _pending_write(decay, weights, previous_keys, previous_mask, decay_saved, we
 
 
 @triton.jit
+def _history_scores(query, values, history, t, k, stride_ht, BLOCK_S: tl.constexpr, BLOCK_K: tl.constexpr):
+    """The first written memory's pass, before pass 0, for one row (pointers at the row): q = H_{<t} o_t."""
+    ks = tl.arange(0, BLOCK_K)
+    o = tl.load(query + ks, mask=ks < k, other=0.0)
+    for s0 in range(0, t, BLOCK_S):
+        ss = s0 + tl.arange(0, BLOCK_S)
+        in_s = ss < t
+        h = tl.load(values + ss[:, None] * stride_ht + ks[None, :], mask=in_s[:, None] & (ks < k)[None, :],
+                    other=0.0)
+        tl.store(history + ss, tl.sum(h * o[None, :], axis=1), mask=in_s)
+
+
+@triton.jit
 def _scores(initial_scores, decay, weights, history, slot_mask, keys, t, num_slots, stride_sl, stride_wl,
             WRITTEN: tl.constexpr, HAS_HISTORY: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_S: tl.constexpr):
     """Pass 1 for one row: the masked scores s into `keys`; returns their maximum."""
@@ -171,15 +184,9 @@ def _write_and_read(initial_scores, decay, weights, previous_keys, previous_mask
     b = tl.program_id(0)
     decay_row, weights_row, keys_row = decay + b * num_slots, weights + b * stride_wb, keys_out + b * stride_kb
     mask_row = slot_mask + b * stride_vb
-    if COMPUTE_HISTORY:  # q = H_{<t} o_t, which pass 1 reads after the barrier below
-        ks = tl.arange(0, BLOCK_K)
-        o = tl.load(query + b * stride_qb + ks, mask=ks < k, other=0.0)
-        for s0 in range(0, t, BLOCK_S):
-            ss = s0 + tl.arange(0, BLOCK_S)
-            in_s = ss < t
-            h = tl.load(values + b * stride_hb + ss[:, None] * stride_ht + ks[None, :],
-                        mask=in_s[:, None] & (ks < k)[None, :], other=0.0)
-            tl.store(history + b * t + ss, tl.sum(h * o[None, :], axis=1), mask=in_s)
+    if COMPUTE_HISTORY:  # pass 1 reads q after the barrier below
+        _history_scores(query + b * stride_qb, values + b * stride_hb, history + b * t, t, k, stride_ht, BLOCK_S,
+                        BLOCK_K)
     if WRITTEN:
         _pending_write(decay_row, weights_row, previous_keys + b * stride_pb, previous_mask + b * stride_pm,
                        decay_saved + b * num_slots, weights_saved + b * num_slots * t, t, num_slots, stride_wl,

@@ -60,16 +60,6 @@ class Buffers(NamedTuple):
     memory_tanh: torch.Tensor  # tanh(c_t), (B, T, k)
 
     @property
-    def composed(self) -> torch.Tensor:
-        """c_t, (B, T, c)."""
-        return self.cell_inputs[:, :-1, : self.compose_input.size(-1)]
-
-    @property
-    def previous_hidden(self) -> torch.Tensor:
-        """The write LSTM's h before step t, (B, T, k)."""
-        return self.cell_inputs[:, :-1, self.compose_input.size(-1) :]
-
-    @property
     def previous_memory(self) -> torch.Tensor:
         """Its c before step t, (B, T, k)."""
         return self.cell_memories[:, :-1]

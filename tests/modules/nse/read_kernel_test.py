@@ -1,8 +1,8 @@
 """
 The Triton kernels of the NSE fast path, checked without a GPU: the memory access (`memplugins.modules.fast.
-nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`)
-the write LSTM's forward (`fast_path.cell_kernel`) and its backward (`nse.cell_backward_kernel`). Under `TRITON_INTERPRET=1` the kernels run on CPU tensors,
-so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
+nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`),
+the write LSTM's forward (`fast_path.cell_kernel`) and its backward (`nse.cell_backward_kernel`). Under
+`TRITON_INTERPRET=1` the kernels run on CPU tensors, so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
 and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only,
 with dropout on h_t or on c_t (the masks drawn as the reference is given them), with steps masked inside a
 sequence (against the sequence without them), with every step taken as possibly
@@ -58,14 +58,17 @@ CHECK = textwrap.dedent(
             assert got is not None and got.abs().sum() > 0
             torch.testing.assert_close(got, expected, atol=1e-11, rtol=1e-9)
 
-    for name, options in CASES.items():
-        options = dict(options)
+    def compare_case(name, full):
+        options = dict(CASES[name])
         extras = options.pop("extras")
+        encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
+        x, mask, extra_memories = batch(extras, full)
+        written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
+        compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras), x.size(1) * written)
+
+    for name in CASES:
         for full in (False, True) if name == "mma_written" else (False,):
-            encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
-            x, mask, extra_memories = batch(extras, full)
-            written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
-            compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras), x.size(1) * written)
+            compare_case(name, full)
 
     def as_captured(mask):  # every step possibly padded: the masked path a capture records, on every step
         return [False] * mask.size(1)
@@ -84,13 +87,8 @@ CHECK = textwrap.dedent(
             fast_test.check_steps_masked_inside_a_sequence_are_skipped(compose)
         assert calls["cell"] > before["cell"] and calls["backward"] > before["backward"], calls
     for name in ("nse", "mma_written", "linear_wide"):  # as captured: no step full, padded or not
-        options = dict(CASES[name])
-        extras = options.pop("extras")
         for full in (False, True):
-            encoder = randomize(NseEncoder(5, 4, num_extra_memories=extras, **options).double(), seed=2)
-            x, mask, extra_memories = batch(extras, full)
-            written = int(encoder._write_memory) + (extras if encoder._write_extra_memories else 0)
-            compare(encoder, x, mask, extra_memories, x.size(1) * (1 + extras), x.size(1) * written)
+            compare_case(name, full)
     # blocks of 4 slots or steps: a memory of 9 slots and a history of up to 8 values run over 3 blocks
     kernel.MAX_BLOCK = backward_kernel.MAX_BLOCK = write_kernel.MAX_BLOCK = 4
     encoder = randomize(NseEncoder(3, 4, num_extra_memories=1).double(), seed=5, scale=0.3)
