@@ -30,6 +30,8 @@ import torch
 import triton
 import triton.language as tl
 
+from memplugins.modules.fast_path.launch import given, row_stride
+
 BLOCK = 256
 
 
@@ -136,16 +138,10 @@ def lstm_cell_forward_kernel(gates_a, gates_b, previous_memory, addend, step_mas
     batch_size, k = previous_memory.size()
     block = min(BLOCK, triton.next_power_of_2(k))
     empty = previous_memory.new_empty(0)
-
-    def given(x):
-        return x if x is not None else empty
-
-    def row_stride(x):
-        return x.stride(0) if x is not None else 0
-
     _cell_forward[(batch_size, triton.cdiv(k, block))](
-        gates_a, given(gates_b), previous_memory, given(addend), given(step_mask), activations, memory_tanh,
-        hidden_out, memory_out, given(previous_hidden), given(values_out), given(dropout), k, gates_a.stride(0),
+        gates_a, given(gates_b, empty), previous_memory, given(addend, empty), given(step_mask, empty), activations,
+        memory_tanh, hidden_out, memory_out, given(previous_hidden, empty), given(values_out, empty),
+        given(dropout, empty), k, gates_a.stride(0),
         row_stride(gates_b), previous_memory.stride(0), row_stride(addend), row_stride(step_mask),
         activations.stride(0), memory_tanh.stride(0), hidden_out.stride(0), memory_out.stride(0),
         row_stride(previous_hidden), row_stride(values_out), row_stride(dropout), CANDIDATE=candidate_block,

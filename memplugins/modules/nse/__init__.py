@@ -45,10 +45,11 @@ building a new (T × k) memory, and M_T is formed once at the end. With one writ
 every task but answer selection) the loop runs as one autograd Function with a hand-written backward
 (`fast.py`, whose docstring derives the factored form and tabulates the adjoints, with `backward.py` and
 `state.py`; dropout on h_t uses one mask drawn for all steps; the Triton kernels `read_kernel.py`,
-`read_backward_kernel.py`, `write_backward_kernel.py`, `cell_backward_kernel.py` on CUDA). Deeper f_w (the paper's two layers for answer
-selection) runs a batched step loop over the full memory with autograd's backward (`deep.py`, over `memory.py`'s
-read and write, which the NSE decoder of translation also steps). `reference.py` writes eq. 1-15 literally, one
-example at a time, from explicit weights (`weights.py`): the tests compare both with it.
+`read_backward_kernel.py`, `write_backward_kernel.py`, `cell_backward_kernel.py` on CUDA). Deeper f_w (the paper's
+two layers for answer selection) runs a batched step loop over the full memory with autograd's backward
+(`deep.py`, over `memory.py`'s read and write, which the NSE decoder of translation also steps). `reference.py`
+writes eq. 1-15 literally, one example at a time, from explicit weights (`weights.py`): the tests compare both with
+it.
 
 Deviations from the authors' code, which crops/pads every sequence to a fixed length and masks nothing: slots
 of padding tokens are never read (masked softmax) and never written (their key weight is 0), extra memories are

@@ -10,7 +10,8 @@ of h_t (or 1), μ the step mask (or 1: a full step), the adjoints of the state a
 
     g_h = (g_v d + ∂h) μ;  g_c = ∂c μ                               (a padded step's cell gets nothing)
     g_c' = g_c + g_h ⊙ o ⊙ (1 - tanh²(c_t))
-    g_i = g_c' ⊙ ĉ ⊙ i(1 - i);  g_f = g_c' ⊙ c_{t-1} ⊙ f(1 - f);  g_ĉ = g_c' ⊙ i ⊙ (1 - ĉ²);  g_o = g_h ⊙ tanh(c_t) ⊙ o(1 - o)
+    g_i = g_c' ⊙ ĉ ⊙ i(1 - i);  g_f = g_c' ⊙ c_{t-1} ⊙ f(1 - f);  g_ĉ = g_c' ⊙ i ⊙ (1 - ĉ²);
+    g_o = g_h ⊙ tanh(c_t) ⊙ o(1 - o)
     ∂c ← g_c' ⊙ f + ∂c (1 - μ);  ∂h_kept ← ∂h (1 - μ)               (the state a padded step passed through)
 
 (the gates in the NSE's order [i, f, ĉ, o]). The new ∂c and ∂h_kept go to new tensors, not over the ones loaded:
@@ -27,6 +28,8 @@ from typing import Optional, Tuple
 import torch
 import triton
 import triton.language as tl
+
+from memplugins.modules.fast_path.launch import given, row_stride
 
 BLOCK = 256
 
@@ -93,16 +96,10 @@ def cell_backward(grad_value, dropout: Optional[torch.Tensor], adjoint_hidden: O
     empty = grad_value.new_empty(0)
     kept_hidden_out = grad_value.new_empty(batch_size, k) if step_mask is not None else None
     adjoint_memory_out = grad_value.new_empty(batch_size, k)
-
-    def given(x):
-        return x if x is not None else empty
-
-    def row_stride(x):
-        return x.stride(0) if x is not None else 0
-
     _cell_backward[(batch_size, triton.cdiv(k, block))](
-        grad_value, given(dropout), given(adjoint_hidden), given(kept_hidden), adjoint_memory, given(step_mask),
-        activations, previous_memory, memory_tanh, grad_gates, given(kept_hidden_out), adjoint_memory_out, k,
+        grad_value, given(dropout, empty), given(adjoint_hidden, empty), given(kept_hidden, empty), adjoint_memory,
+        given(step_mask, empty), activations, previous_memory, memory_tanh, grad_gates,
+        given(kept_hidden_out, empty), adjoint_memory_out, k,
         grad_value.stride(0), row_stride(dropout), row_stride(adjoint_hidden), row_stride(step_mask),
         activations.stride(0), previous_memory.stride(0), memory_tanh.stride(0), grad_gates.stride(0),
         HAS_DROPOUT=dropout is not None, HAS_ADJOINT=adjoint_hidden is not None, HAS_KEPT=kept_hidden is not None,

@@ -30,24 +30,26 @@ on to β_t and o_t.
 
 The gradient of a written value v_s gathers every later step's reads of it, Σ_{t>s} g_q,t[s] o_t (through q) and
 Σ_{t>s} (zᵀW)_t[s] g_r,t (through r); each later step adds its terms to every earlier value's gradient when it is
-processed (one rank-1 update of H_{<t}'s gradient per term), so they are complete when step s is reached. M_0's gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m,
-the write LSTM's) are each one product over all steps.
+processed (one rank-1 update of H_{<t}'s gradient per term), so they are complete when step s is reached. M_0's
+gradient Σ_t (z ⊙ a)_t g_r,tᵀ and the weight gradients of the per-step products (W_m, the write LSTM's) are each one
+product over all steps.
 
 What it saves over autograd: 60-odd graph nodes per step, which at B = 32, k = 300 cost about as much as their
 arithmetic. The write LSTM's input c_t and its state h_{t-1} share one row of a buffer (`Buffers.cell_inputs`), so
-its gates are one product with [W_ih W_hh] each way, and each step writes its new state where the next reads it;
-a padded step is always the masked path inside a CUDA graph (`step_graphs.step_is_full`), so its masking is part
-of the kernels rather than separate operations. The final memories are formed outside, from the returned a_T, W_T and values, with autograd. Dropout
-on h_t (and, where the encoder places it there, on c_t as f_w's input: d_t above) uses one mask drawn for all
-steps before the loop (the same distribution as per-step dropout). Mixed
-precision, `no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast_path.contract`).
+its gates are one product with [W_ih W_hh] each way, and each step writes its new state where the next reads it; a
+padded step is always the masked path inside a CUDA graph (`step_graphs.step_is_full`), so its masking is part of
+the kernels rather than separate operations. The final memories are formed outside, from the returned a_T, W_T and
+values, with autograd. Dropout on h_t (and, where the encoder places it there, on c_t as f_w's input: d_t above)
+uses one mask drawn for all steps before the loop (the same distribution as per-step dropout). Mixed precision,
+`no_grad`, retained graphs and `create_graph`: the fast-path contract (`memplugins.modules.fast_path.contract`).
 
 On CUDA (float32 / float64) each memory's write of step t-1 and read of step t run as one Triton launch
-(`read_kernel.py`, which says why it is equal; the first written memory's also computes q), and so does the write LSTM's step with its padding and written
-value (`memplugins.modules.fast_path.cell_kernel`); the backward's kernels, in float32 only (`backward.py` says
-why), are the read's (`read_backward_kernel.py`, which also adds the read's share of the earlier values'
-gradients, and in the last written memory's launch the gradients through q), the write's (`write_backward_kernel.py`) and the write LSTM's (`cell_backward_kernel.py`, with the
-step's padding and dropout). The "eager" backend turns them off.
+(`read_kernel.py`, which says why it is equal; the first written memory's also computes q), and so does the write
+LSTM's step with its padding and written value (`memplugins.modules.fast_path.cell_kernel`); the backward's kernels,
+in float32 only (`backward.py` says why), are the read's (`read_backward_kernel.py`, which also adds the read's
+share of the earlier values' gradients, and in the last written memory's launch the gradients through q), the
+write's (`write_backward_kernel.py`) and the write LSTM's (`cell_backward_kernel.py`, with the step's padding and
+dropout). The "eager" backend turns them off.
 """
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 

@@ -26,6 +26,7 @@ by one thread; `tape_read_kernel`'s module doc).
 import triton
 import triton.language as tl
 
+from memplugins.modules.fast_path.launch import given
 from memplugins.modules.nse.read_kernel import slot_weighted_columns
 
 MAX_BLOCK = 64  # slots and history steps per block of the loops (fewer when k is wide); the tests lower it
@@ -225,14 +226,11 @@ def read_backward(t: int, keys, grad_keys, grad_read, initial, initial_scores, d
     block = max(1, min(MAX_BLOCK, 8192 // block_k))
     scratch_g = initial.new_empty(batch_size, num_slots)
     scratch_gc = initial.new_empty(batch_size, t) if has_history else empty
-
-    def given(x):
-        return x if x is not None else empty
-
     _read_backward[(batch_size,)](
-        keys, grad_keys, grad_read, initial, given(decay), given(weights), given(coefficients), given(history),
-        values, initial_scores, read_weights, value_grads if has_history else empty, grad_scores, given(grad_decay),
-        given(grad_weights), given(grad_history), query if finish else empty, grad_query if finish else empty,
+        keys, grad_keys, grad_read, initial, given(decay, empty), given(weights, empty), given(coefficients, empty),
+        given(history, empty), values, initial_scores, read_weights, value_grads if has_history else empty,
+        grad_scores, given(grad_decay, empty), given(grad_weights, empty), given(grad_history, empty),
+        query if finish else empty, grad_query if finish else empty,
         scratch_g, scratch_gc, t, num_slots, k,
         keys.stride(0), grad_keys.stride(0), grad_read.stride(0), initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), initial_scores.stride(0), initial_scores.stride(1),

@@ -45,6 +45,8 @@ import torch
 import triton
 import triton.language as tl
 
+from memplugins.modules.fast_path.launch import given, row_stride
+
 
 @triton.jit
 def _pending_write(decay, weights, previous_keys, previous_mask, decay_saved, weights_saved, t, num_slots,
@@ -247,13 +249,13 @@ def write_and_read(t: int, initial_scores, initial, slot_mask, decay, weights, p
     _write_and_read[(batch_size,)](
         initial_scores, decay if written else empty, weights if written else empty,
         previous_keys if has_history else empty, previous_mask if has_history else empty,
-        history if has_history else empty, query if query is not None else empty, initial, values, slot_mask,
+        history if has_history else empty, given(query, empty), initial, values, slot_mask,
         keys_out, read_out, decay_saved if written else empty, weights_saved if has_history else empty,
         coefficients if has_history else empty, t, num_slots, k,
         initial_scores.stride(0), initial_scores.stride(1), initial_scores.stride(2),
         weights.stride(0) if written else 0, weights.stride(1) if written else 0,
         previous_keys.stride(0) if has_history else 0, previous_mask.stride(0) if has_history else 0,
-        query.stride(0) if query is not None else 0, initial.stride(0), initial.stride(1),
+        row_stride(query), initial.stride(0), initial.stride(1),
         values.stride(0), values.stride(1), slot_mask.stride(0), keys_out.stride(0), read_out.stride(0),
         WRITTEN=written, HAS_HISTORY=has_history, COMPUTE_HISTORY=has_history and query is not None, BLOCK_L=block,
         BLOCK_S=block, BLOCK_K=block_k,

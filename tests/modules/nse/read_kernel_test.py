@@ -2,12 +2,12 @@
 The Triton kernels of the NSE fast path, checked without a GPU: the memory access (`memplugins.modules.fast.
 nse_read_kernel`), its backward (`nse_read_backward_kernel`), the write's backward (`nse_write_backward_kernel`),
 the write LSTM's forward (`fast_path.cell_kernel`) and its backward (`nse.cell_backward_kernel`). Under
-`TRITON_INTERPRET=1` the kernels run on CPU tensors, so the NSE encoder with them is compared with the literal reference of eq. 1-15, outputs, keys, final memories
-and every gradient, in float64, padded (and unpadded), with the own and extra memories written and read-only,
-with dropout on h_t or on c_t (the masks drawn as the reference is given them), with steps masked inside a
-sequence (against the sequence without them), with every step taken as possibly
-padded (what a CUDA graph's capture records: `step_graphs.step_is_full`), and, with the kernels' blocks cut to 4
-slots or steps, over a memory and a history of several blocks. Triton reads
+`TRITON_INTERPRET=1` the kernels run on CPU tensors, so the NSE encoder with them is compared with the literal
+reference of eq. 1-15, outputs, keys, final memories and every gradient, in float64, padded (and unpadded), with the
+own and extra memories written and read-only, with dropout on h_t or on c_t (the masks drawn as the reference is
+given them), with steps masked inside a sequence (against the sequence without them), with every step taken as
+possibly padded (what a CUDA graph's capture records: `step_graphs.step_is_full`), and, with the kernels' blocks cut
+to 4 slots or steps, over a memory and a history of several blocks. Triton reads
 the variable when a kernel is defined, so the check runs in a fresh interpreter. On CUDA, `tests/gpu_test.py`
 covers the kernels.
 """
